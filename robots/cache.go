@@ -1,0 +1,437 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/politefetch/politefetch/internal/clock"
+)
+
+// Defaults for a [Policy] and a [Cache].
+const (
+	// DefaultTTL is how long a fetched robots.txt stands when Policy.TTL is
+	// zero: the 24 hours RFC 9309 §2.4 allows at most.
+	DefaultTTL = 24 * time.Hour
+	// DefaultRetryInterval is the wait before robots.txt is fetched again
+	// after a fetch that disallowed the site, when Policy.RetryInterval is
+	// zero.
+	DefaultRetryInterval = 15 * time.Minute
+	// MinTTL is the shortest time a fetched robots.txt stands, whatever its
+	// Cache-Control says, so a max-age=0 cannot double a host's requests.
+	MinTTL = time.Minute
+	// DefaultTimeout bounds one robots.txt fetch, redirects and body
+	// included, when Cache.Timeout is zero.
+	DefaultTimeout = 30 * time.Second
+	// MaxRedirects is how many redirects a robots.txt fetch follows (RFC
+	// 9309 §2.3.1.2: at least five); one more is [ErrTooManyRedirects].
+	MaxRedirects = 5
+)
+
+// FailureMode says what a failed fetch does when a good copy of robots.txt
+// is cached.
+type FailureMode uint8
+
+const (
+	// FailDisallowAll disallows the site after a failed fetch, whatever was
+	// cached before (the seed policies' choice).
+	FailDisallowAll FailureMode = iota
+	// UseLastGood keeps obeying the last good copy while robots.txt is
+	// unreachable (5xx or a network failure), as RFC 9309 §2.4 allows,
+	// retrying every RetryInterval.
+	UseLastGood
+)
+
+// Policy is how a [Cache] treats robots.txt fetches. The zero value is RFC
+// 9309 with a 24-hour TTL, a 15-minute retry interval and FailDisallowAll.
+type Policy struct {
+	// Status maps a fetch's status or failure to an Outcome.
+	Status StatusPolicy
+	// TTL is how long a fetched robots.txt (or an "allow all" answer)
+	// stands; a shorter Cache-Control max-age wins, down to MinTTL. 0 means
+	// DefaultTTL.
+	TTL time.Duration
+	// RetryInterval is how long an outcome of DisallowAll stands before
+	// robots.txt is fetched again. 0 means DefaultRetryInterval.
+	RetryInterval time.Duration
+	// OnFailure chooses between disallowing and the last good copy when a
+	// fetch fails after a good one.
+	OnFailure FailureMode
+}
+
+// NewsPolicy is the strict news crawler's policy (S3): RFC 9309 plus 401,
+// 403, 429, 5xx and unreachable → disallow the site; cached 1 hour.
+func NewsPolicy() Policy {
+	return Policy{Status: Strict, TTL: time.Hour, RetryInterval: DefaultRetryInterval}
+}
+
+// DigestPolicy is the digest engine's policy (D1, D13): RFC 9309 status
+// rules, cached 24 hours.
+func DigestPolicy() Policy {
+	return Policy{Status: RFC9309, TTL: 24 * time.Hour, RetryInterval: DefaultRetryInterval}
+}
+
+// VaultPolicy is the vault connector's policy (V11): 4xx → allow all, 5xx
+// or unreachable → read nothing and retry robots.txt after 15 minutes;
+// cached at most 24 hours.
+func VaultPolicy() Policy {
+	return Policy{Status: RFC9309, TTL: 24 * time.Hour, RetryInterval: 15 * time.Minute}
+}
+
+func (p Policy) ttl() time.Duration {
+	if p.TTL > 0 {
+		return p.TTL
+	}
+	return DefaultTTL
+}
+
+func (p Policy) retry() time.Duration {
+	if p.RetryInterval > 0 {
+		return p.RetryInterval
+	}
+	return DefaultRetryInterval
+}
+
+// Cache answers whether a URL may be fetched, fetching and caching each
+// host's robots.txt first. Set the fields before first use and do not
+// change them afterwards; Transport is required. A Cache is safe for
+// concurrent use and owns no goroutine beyond a fetch in progress; it has
+// nothing to close.
+type Cache struct {
+	// Transport carries the robots.txt requests: the fetch chain below the
+	// robots gate (back-off ledger, pacer, identity headers, base transport),
+	// so they are paced and identified like any other request. It must not
+	// follow redirects: the Cache follows at most MaxRedirects itself.
+	Transport http.RoundTripper
+	// UserAgent selects the group of rules: a product token ("FooBot") or a
+	// full User-Agent string. It is also sent as the User-Agent header of
+	// robots.txt requests when not empty (the identity layer may replace it).
+	UserAgent string
+	// Policy is how fetch outcomes, TTLs and failures are treated; the zero
+	// value is RFC 9309 with DefaultTTL and DefaultRetryInterval.
+	Policy Policy
+	// Store holds the per-host state; nil means a MemoryStore bounded by
+	// MaxHosts and DefaultMaxBytes, using Clock.
+	Store Store
+	// Clock tells the time and runs the fetch timeout; nil means real time.
+	Clock Clock
+	// MaxHosts bounds the default Store; 0 means DefaultMaxHosts.
+	MaxHosts int
+	// Timeout bounds one robots.txt fetch; 0 means DefaultTimeout. A fetch
+	// that runs over it (a slow body, say) is a network failure.
+	Timeout time.Duration
+	// Logger receives one record per robots.txt fetch; nil is silent.
+	Logger *slog.Logger
+
+	once  sync.Once
+	store Store
+	sf    singleflight.Group
+}
+
+func (c *Cache) init() {
+	c.once.Do(func() {
+		c.store = c.Store
+		if c.store == nil {
+			c.store = &MemoryStore{MaxEntries: c.MaxHosts, Clock: c.Clock}
+		}
+	})
+}
+
+// Allow returns nil when u may be fetched, or a *[RefusalError] matching
+// [ErrDisallowed] that says which rule or which fetch outcome forbids it.
+// The host's robots.txt is fetched first when it is not cached or expired;
+// "/robots.txt" itself is always allowed without a fetch. Allow returns
+// ctx's error if ctx ends while it waits for a fetch (the fetch goes on,
+// for the other callers), and [ErrNotHTTPS] for other schemes.
+func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
+	if u == nil {
+		return errors.New("robots: nil URL")
+	}
+	if !strings.EqualFold(u.Scheme, "https") {
+		return fmt.Errorf("%w: %s", ErrNotHTTPS, u.Redacted())
+	}
+	host := NormalizeHost(u.Host)
+	if host == "" {
+		return fmt.Errorf("robots: URL without a host: %s", u.Redacted())
+	}
+	if isRobotsPath(u.EscapedPath()) {
+		return nil
+	}
+	e, err := c.Lookup(ctx, host)
+	if err != nil {
+		return err
+	}
+	switch e.Outcome {
+	case ParseBody:
+		rules := e.Rules
+		if rules == nil {
+			rules = Parse(e.Body)
+		}
+		target := u.RequestURI()
+		if rules.Allowed(c.UserAgent, target) {
+			return nil
+		}
+		d := rules.Explain(c.UserAgent, target)
+		return &RefusalError{Host: host, URL: u.Redacted(), Outcome: ParseBody, Status: e.Status,
+			Group: d.Group, Rule: d.Rule, RetryAt: e.Expires}
+	case AllowAll:
+		return nil
+	}
+	return &RefusalError{Host: host, URL: u.Redacted(), Outcome: DisallowAll, Status: e.Status,
+		RetryAt: e.Expires, Err: e.fetchErr()}
+}
+
+func (e *Entry) fetchErr() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	if e.Failure != "" {
+		return &FetchError{Text: e.Failure}
+	}
+	return nil
+}
+
+// CrawlDelay returns the Crawl-delay the host's robots.txt sets for
+// UserAgent, fetching it first if needed. It returns false when there is
+// none, the file is absent or the fetch failed.
+func (c *Cache) CrawlDelay(ctx context.Context, host string) (time.Duration, bool) {
+	e, err := c.Lookup(ctx, host)
+	if err != nil || e.Outcome != ParseBody {
+		return 0, false
+	}
+	rules := e.Rules
+	if rules == nil {
+		rules = Parse(e.Body)
+	}
+	return rules.CrawlDelay(c.UserAgent)
+}
+
+// Sitemaps returns the Sitemap URLs of the host's robots.txt, fetching it
+// first if needed: none when it is absent, a *[RefusalError] when its
+// outcome disallows the site.
+func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
+	e, err := c.Lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	switch e.Outcome {
+	case ParseBody:
+		if e.Rules != nil {
+			return e.Rules.Sitemaps(), nil
+		}
+		return Parse(e.Body).Sitemaps(), nil
+	case AllowAll:
+		return nil, nil
+	}
+	h := NormalizeHost(host)
+	return nil, &RefusalError{Host: h, URL: "https://" + h + "/", Outcome: DisallowAll, Status: e.Status,
+		RetryAt: e.Expires, Err: e.fetchErr()}
+}
+
+// Lookup returns the host's current entry, fetching robots.txt first when
+// it is not cached or has expired. Concurrent lookups of one host share
+// one fetch. The error is only ever ctx's: fetch failures are entries.
+func (c *Cache) Lookup(ctx context.Context, host string) (Entry, error) {
+	c.init()
+	host = NormalizeHost(host)
+	if host == "" {
+		return Entry{}, errors.New("robots: empty host")
+	}
+	now := clock.Or(c.Clock).Now()
+	if e, ok, err := c.store.Get(ctx, host); err == nil && ok && now.Before(e.Expires) {
+		return e, nil
+	}
+	ch := c.sf.DoChan(host, func() (any, error) {
+		return c.refresh(context.WithoutCancel(ctx), host), nil
+	})
+	select {
+	case r := <-ch:
+		return r.Val.(Entry), nil
+	case <-ctx.Done():
+		return Entry{}, ctx.Err()
+	}
+}
+
+// refresh fetches the host's robots.txt and stores the new entry, unless
+// another fetch stored a fresh one meanwhile.
+func (c *Cache) refresh(ctx context.Context, host string) Entry {
+	clk := clock.Or(c.Clock)
+	prev, havePrev, err := c.store.Get(ctx, host)
+	if err != nil {
+		havePrev = false
+	}
+	if havePrev && clk.Now().Before(prev.Expires) {
+		return prev
+	}
+	res := c.fetch(ctx, host)
+	now := clk.Now()
+	out := c.Policy.Status.Decide(res.status, res.err)
+	e := Entry{Outcome: out, Status: res.status, FetchedAt: now}
+	if res.err != nil {
+		e.Err, e.Failure = res.err, res.err.Error()
+	}
+	switch out {
+	case ParseBody:
+		e.Body, e.Rules = res.body, Parse(res.body)
+		e.Expires = now.Add(c.ttl(res.header))
+	case AllowAll:
+		e.Expires = now.Add(c.ttl(res.header))
+	default:
+		e.Expires = now.Add(c.Policy.retry())
+		unreachable := res.err != nil || res.status >= 500 || res.status == 0
+		if unreachable && c.Policy.OnFailure == UseLastGood && havePrev && prev.Outcome != DisallowAll {
+			fail := e.Failure
+			if fail == "" {
+				fail = fmt.Sprintf("status %d", res.status)
+			}
+			e = prev
+			e.Stale, e.LastFailure, e.Expires = true, fail, now.Add(c.Policy.retry())
+		}
+	}
+	if c.Logger != nil {
+		c.Logger.LogAttrs(ctx, slog.LevelInfo, "robots.txt fetched", slog.String("host", host),
+			slog.Int("status", res.status), slog.String("outcome", e.Outcome.String()),
+			slog.Bool("stale", e.Stale), slog.String("failure", e.Failure), slog.Time("expires", e.Expires))
+	}
+	if err := c.store.Put(ctx, host, e); err != nil && c.Logger != nil {
+		c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store put failed", slog.String("host", host), slog.String("error", err.Error()))
+	}
+	return e
+}
+
+func (c *Cache) ttl(h http.Header) time.Duration {
+	ttl := c.Policy.ttl()
+	if age, ok := MaxAge(h.Get("Cache-Control")); ok && age < ttl {
+		ttl = age
+	}
+	return max(ttl, MinTTL)
+}
+
+type fetchResult struct {
+	status int
+	body   []byte
+	header http.Header
+	err    error
+}
+
+var errFetchTimeout = errors.New("robots: robots.txt fetch timed out")
+
+// fetch requests https://host/robots.txt, following at most MaxRedirects
+// redirects to https URLs, within c.Timeout measured by c.Clock.
+func (c *Cache) fetch(parent context.Context, host string) fetchResult {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
+	timer := clock.Or(c.Clock).After(timeout)
+	go func() {
+		select {
+		case <-timer:
+			cancel(errFetchTimeout)
+		case <-done:
+		}
+	}()
+	rt := c.Transport
+	if rt == nil {
+		return fetchResult{err: errors.New("robots: Cache.Transport is nil")}
+	}
+	target := "https://" + host + "/robots.txt"
+	fail := func(status int, err error) fetchResult {
+		if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
+			err = fmt.Errorf("%w (%w)", cause, err)
+		}
+		return fetchResult{status: status, err: &FetchError{URL: target, Err: err}}
+	}
+	for redirects := 0; ; redirects++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if err != nil {
+			return fail(0, err)
+		}
+		if c.UserAgent != "" {
+			req.Header.Set("User-Agent", c.UserAgent)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return fail(0, err)
+		}
+		st := resp.StatusCode
+		if loc := resp.Header.Get("Location"); isRedirect(st) && loc != "" {
+			discard(resp.Body)
+			if redirects >= MaxRedirects {
+				return fetchResult{status: st, header: resp.Header, err: fmt.Errorf("%w (last %s)", ErrTooManyRedirects, target)}
+			}
+			next, err := req.URL.Parse(loc)
+			if err != nil {
+				return fail(st, err)
+			}
+			if next.Scheme != "https" {
+				return fail(st, fmt.Errorf("%w: %s", ErrInsecureRedirect, next.Redacted()))
+			}
+			next.Fragment = ""
+			target = next.String()
+			continue
+		}
+		if st < 200 || st > 299 {
+			discard(resp.Body)
+			return fetchResult{status: st, header: resp.Header}
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodySize+1))
+		resp.Body.Close()
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("%w: %w", ErrTruncated, err)
+			}
+			return fail(st, err)
+		}
+		if resp.ContentLength > int64(len(body)) && len(body) <= MaxBodySize {
+			return fail(st, ErrTruncated)
+		}
+		return fetchResult{status: st, body: body, header: resp.Header}
+	}
+}
+
+func isRedirect(st int) bool {
+	switch st {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// discard drains a little of a body so the connection may be reused, then
+// closes it.
+func discard(b io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b, 4<<10))
+	b.Close()
+}
+
+// NormalizeHost returns the cache key for a URL's host: lower case, the
+// default https port and a trailing dot removed.
+func NormalizeHost(h string) string {
+	h = strings.ToLower(h)
+	if host, port, err := net.SplitHostPort(h); err == nil {
+		if port == "443" || port == "" {
+			h = host
+			if strings.Contains(h, ":") {
+				h = "[" + h + "]"
+			}
+		} else {
+			return strings.TrimSuffix(host, ".") + ":" + port
+		}
+	}
+	return strings.TrimSuffix(h, ".")
+}

@@ -1,0 +1,112 @@
+package robots
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrDisallowed is matched (with [errors.Is]) by every refusal of
+// [Cache.Allow]: a rule, or a robots.txt fetch whose outcome disallows the
+// whole site.
+var ErrDisallowed = errors.New("robots: disallowed by robots.txt")
+
+// ErrNotHTTPS is returned by [Cache.Allow] for a URL whose scheme is not
+// https: politefetch reads robots.txt, and anything else, only over https.
+var ErrNotHTTPS = errors.New("robots: not an https URL")
+
+// ErrInsecureRedirect is the network failure recorded when robots.txt
+// redirects to a URL that is not https.
+var ErrInsecureRedirect = errors.New("robots: robots.txt redirected to a non-https URL")
+
+// ErrTruncated is the network failure recorded when a robots.txt body ends
+// before its declared length.
+var ErrTruncated = errors.New("robots: robots.txt body truncated")
+
+// RefusalError is the refusal [Cache.Allow] returns. It matches
+// [ErrDisallowed] and, when the refusal comes from a failed fetch, that
+// failure too (errors.Is / errors.As see both).
+type RefusalError struct {
+	// Host is the normalised host whose robots.txt refused.
+	Host string
+	// URL is the refused URL.
+	URL string
+	// Outcome is DisallowAll when the robots.txt fetch disallowed the whole
+	// site (a status or a failure, see Status and Err), ParseBody when a rule
+	// of the file did (see Rule and Group).
+	Outcome Outcome
+	// Status is the HTTP status of the robots.txt fetch, 0 when none arrived.
+	Status int
+	// Group and Rule name the group that applied and the rule that decided,
+	// as in [Decision]; empty for a site-wide refusal.
+	Group, Rule string
+	// RetryAt is when robots.txt will next be fetched: the refusal may
+	// change then, not before.
+	RetryAt time.Time
+	// Err is the fetch failure behind a site-wide refusal, nil otherwise.
+	Err error
+}
+
+// Error describes the refusal.
+func (e *RefusalError) Error() string {
+	var b strings.Builder
+	b.WriteString("robots: ")
+	b.WriteString(e.URL)
+	b.WriteString(" disallowed")
+	switch {
+	case e.Rule != "":
+		b.WriteString(" by \"")
+		b.WriteString(e.Rule)
+		b.WriteString("\" in group ")
+		b.WriteString(strconv.Quote(e.Group))
+	case e.Err != nil:
+		b.WriteString(": robots.txt unreachable: ")
+		b.WriteString(e.Err.Error())
+	case e.Status != 0:
+		b.WriteString(": robots.txt answered ")
+		b.WriteString(strconv.Itoa(e.Status))
+	default:
+		b.WriteString(": ")
+		b.WriteString(e.Outcome.String())
+	}
+	if !e.RetryAt.IsZero() {
+		b.WriteString(" (robots.txt refetched at ")
+		b.WriteString(e.RetryAt.UTC().Format(time.RFC3339))
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrDisallowed and, when set, Err.
+func (e *RefusalError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrDisallowed, e.Err}
+	}
+	return []error{ErrDisallowed}
+}
+
+// FetchError is the network failure of a robots.txt fetch, kept in an
+// [Entry] and reported in a [RefusalError]'s Err.
+type FetchError struct {
+	// URL is the robots.txt URL requested when the failure happened (after
+	// redirects).
+	URL string
+	// Err is the underlying failure; it may be nil when the error was read
+	// back from a Store that keeps only its text.
+	Err error
+	// Text is Err's message, kept for stores that cannot hold an error.
+	Text string
+}
+
+// Error describes the failure.
+func (e *FetchError) Error() string {
+	t := e.Text
+	if e.Err != nil {
+		t = e.Err.Error()
+	}
+	return "robots: fetch " + e.URL + ": " + t
+}
+
+// Unwrap returns Err.
+func (e *FetchError) Unwrap() error { return e.Err }

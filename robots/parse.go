@@ -1,0 +1,339 @@
+package robots
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxBodySize is the most of a robots.txt file that is read and parsed:
+// 500 KiB as RFC 9309 §2.5 requires at least. [Parse] drops the bytes beyond
+// it and the partial line they cut.
+const MaxBodySize = 512000
+
+// Rules is a parsed robots.txt file. Build one with [Parse]; a nil *Rules
+// allows everything. A Rules is immutable and safe for concurrent use.
+type Rules struct {
+	agents   []agentSet // distinct product tokens, in file order
+	star     int        // index into sets of the "*" group; -1 when none
+	sets     []ruleSet
+	sitemaps []string
+}
+
+type agentSet struct {
+	name string // the product token as written in the file
+	set  int
+}
+
+type ruleSet struct {
+	rules    []rule // most specific first; allow before disallow on a tie
+	delay    time.Duration
+	hasDelay bool
+}
+
+type rule struct {
+	pattern  string // normalised, without a trailing '$'
+	prio     int32  // octets of the normalised pattern, '$' included
+	line     int32  // 1-based line in the file
+	allow    bool
+	wild     bool // pattern holds '*'
+	anchored bool // pattern ended with '$'
+}
+
+// parse-time group, before merging.
+type pgroup struct {
+	agents   []string
+	rules    []rule
+	delay    time.Duration
+	hasDelay bool
+	sawRule  bool
+}
+
+type keyKind uint8
+
+const (
+	keyUnknown keyKind = iota
+	keyUserAgent
+	keyAllow
+	keyDisallow
+	keyCrawlDelay
+	keySitemap
+)
+
+// keys lists the directive names accepted, case-insensitively, including the
+// misspellings Google's parser accepts.
+var keys = [...]struct {
+	name string
+	kind keyKind
+}{
+	{"user-agent", keyUserAgent}, {"useragent", keyUserAgent}, {"user agent", keyUserAgent},
+	{"allow", keyAllow},
+	{"disallow", keyDisallow}, {"dissallow", keyDisallow}, {"dissalow", keyDisallow},
+	{"disalow", keyDisallow}, {"diasllow", keyDisallow}, {"disallaw", keyDisallow},
+	{"crawl-delay", keyCrawlDelay}, {"crawldelay", keyCrawlDelay}, {"crawl delay", keyCrawlDelay},
+	{"sitemap", keySitemap}, {"site-map", keySitemap},
+}
+
+func lookupKey(k string) keyKind {
+	for _, e := range keys {
+		if len(e.name) == len(k) && strings.EqualFold(e.name, k) {
+			return e.kind
+		}
+	}
+	return keyUnknown
+}
+
+// Parse parses a robots.txt body. It never fails: lines it does not
+// understand are skipped and the rest stands. It reads at most
+// [MaxBodySize] bytes, dropping the partial line the limit cuts. Parse
+// copies what it keeps; body may be reused afterwards.
+func Parse(body []byte) *Rules {
+	if len(body) > MaxBodySize {
+		body = body[:MaxBodySize]
+		i := max(lastIndexByte(body, '\n'), lastIndexByte(body, '\r'))
+		body = body[:i+1]
+	}
+	src := string(body)
+	// A UTF-8 byte order mark, even a partial one, is skipped.
+	for _, b := range []byte{0xEF, 0xBB, 0xBF} {
+		if len(src) == 0 || src[0] != b {
+			break
+		}
+		src = src[1:]
+	}
+
+	var groups []pgroup
+	var sitemaps []string
+	line := 0
+	for len(src) > 0 {
+		line++
+		var l string
+		i := strings.IndexAny(src, "\r\n")
+		if i < 0 {
+			l, src = src, ""
+		} else {
+			l = src[:i]
+			if src[i] == '\r' && i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+			src = src[i+1:]
+		}
+		key, value, ok := splitLine(l)
+		if !ok {
+			continue
+		}
+		cur := len(groups) - 1
+		switch lookupKey(key) {
+		case keyUserAgent:
+			if cur < 0 || groups[cur].sawRule {
+				groups = append(groups, pgroup{})
+				cur++
+			}
+			if tok := agentToken(value); tok != "" {
+				groups[cur].agents = append(groups[cur].agents, tok)
+			}
+		case keyAllow, keyDisallow:
+			if cur < 0 {
+				continue // rules before the first user-agent are ignored
+			}
+			g := &groups[cur]
+			g.sawRule = true
+			allow := lookupKey(key) == keyAllow
+			if value == "" {
+				continue // an empty pattern matches nothing
+			}
+			g.rules = append(g.rules, newRule(escape(value), allow, line))
+			if allow {
+				// Google: "/index.html" and "/index.htm" stand for the
+				// directory as well: Allow: /d/index.html allows /d/ too.
+				if j := strings.LastIndexByte(value, '/'); j >= 0 && strings.HasPrefix(value[j:], "/index.htm") {
+					g.rules = append(g.rules, newRule(escape(value[:j+1])+"$", true, line))
+				}
+			}
+		case keyCrawlDelay:
+			if cur < 0 {
+				continue
+			}
+			if d, ok := parseDelay(value); ok {
+				g := &groups[cur]
+				if !g.hasDelay || d > g.delay {
+					g.delay, g.hasDelay = d, true
+				}
+			}
+		case keySitemap:
+			if value != "" && !slices.Contains(sitemaps, value) {
+				sitemaps = append(sitemaps, value)
+			}
+		}
+	}
+	return build(groups, sitemaps)
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func newRule(pattern string, allow bool, line int) rule {
+	r := rule{pattern: pattern, prio: int32(min(len(pattern), math.MaxInt32)), line: int32(min(line, math.MaxInt32)), allow: allow}
+	if strings.HasSuffix(pattern, "$") {
+		r.anchored = true
+		r.pattern = pattern[:len(pattern)-1]
+	}
+	r.wild = strings.IndexByte(r.pattern, '*') >= 0
+	return r
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
+
+func trimSpace(s string) string {
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// splitLine cuts a line into key and value: comments removed, whitespace
+// around both trimmed. As Google does, a missing colon is accepted when the
+// line is exactly two words ("Disallow /x").
+func splitLine(l string) (key, value string, ok bool) {
+	if i := strings.IndexByte(l, '#'); i >= 0 {
+		l = l[:i]
+	}
+	l = trimSpace(l)
+	if l == "" {
+		return "", "", false
+	}
+	sep := strings.IndexByte(l, ':')
+	if sep < 0 {
+		sep = strings.IndexAny(l, " \t")
+		if sep < 0 {
+			return "", "", false
+		}
+		if strings.ContainsAny(trimSpace(l[sep:]), " \t") {
+			return "", "", false
+		}
+	}
+	key, value = trimSpace(l[:sep]), trimSpace(l[sep+1:])
+	return key, value, key != ""
+}
+
+// agentToken returns "*" for the global agent, else the product token: the
+// leading run of letters, '-' and '_' (RFC 9309 §2.2.1), matched later
+// case-insensitively.
+func agentToken(v string) string {
+	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
+		return "*"
+	}
+	return productToken(v)
+}
+
+func productToken(v string) string {
+	i := 0
+	for i < len(v) {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_' {
+			i++
+			continue
+		}
+		break
+	}
+	return v[:i]
+}
+
+func parseDelay(v string) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < 0 {
+		return 0, false
+	}
+	if f >= float64(math.MaxInt64)/float64(time.Second) {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
+
+func build(groups []pgroup, sitemaps []string) *Rules {
+	r := &Rules{star: -1, sitemaps: sitemaps}
+	r.sets = make([]ruleSet, len(groups))
+	for i := range groups {
+		sortRules(groups[i].rules)
+		r.sets[i] = ruleSet{rules: groups[i].rules, delay: groups[i].delay, hasDelay: groups[i].hasDelay}
+	}
+	// merged[k] lists the groups naming agent k, when more than one does.
+	var merged map[int][]int
+	for gi := range groups {
+		for _, a := range groups[gi].agents {
+			k := r.findAgent(a)
+			if k < 0 {
+				r.agents = append(r.agents, agentSet{name: a, set: gi})
+				continue
+			}
+			if r.agents[k].set == gi {
+				continue // the same agent twice in one group
+			}
+			if merged == nil {
+				merged = make(map[int][]int)
+			}
+			if merged[k] == nil {
+				merged[k] = []int{r.agents[k].set}
+			}
+			if !slices.Contains(merged[k], gi) {
+				merged[k] = append(merged[k], gi)
+			}
+		}
+	}
+	for k, gs := range merged {
+		var s ruleSet
+		for _, gi := range gs {
+			s.rules = append(s.rules, groups[gi].rules...)
+			if groups[gi].hasDelay && (!s.hasDelay || groups[gi].delay > s.delay) {
+				s.delay, s.hasDelay = groups[gi].delay, true
+			}
+		}
+		sortRules(s.rules)
+		r.agents[k].set = len(r.sets)
+		r.sets = append(r.sets, s)
+	}
+	for k, a := range r.agents {
+		if a.name == "*" {
+			r.star = r.agents[k].set
+			r.agents = slices.Delete(r.agents, k, k+1)
+			break
+		}
+	}
+	return r
+}
+
+func sortRules(rs []rule) {
+	slices.SortStableFunc(rs, func(a, b rule) int {
+		if a.prio != b.prio {
+			return int(b.prio - a.prio)
+		}
+		if a.allow != b.allow {
+			if a.allow {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+}
+
+// findAgent returns the index in r.agents of the token, or -1.
+func (r *Rules) findAgent(tok string) int {
+	for i := range r.agents {
+		if len(r.agents[i].name) == len(tok) && strings.EqualFold(r.agents[i].name, tok) {
+			return i
+		}
+	}
+	return -1
+}

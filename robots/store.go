@@ -1,0 +1,183 @@
+package robots
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/clock"
+)
+
+// Clock is the injectable time source: nil means real time.
+type Clock = clock.Clock
+
+// Entry is the robots.txt state of one host: what its last fetch decided
+// and until when it stands.
+type Entry struct {
+	// Outcome is the decision for the whole host: ParseBody (obey Rules),
+	// AllowAll or DisallowAll.
+	Outcome Outcome
+	// Status is the HTTP status of the fetch behind Outcome, 0 when no
+	// response arrived.
+	Status int
+	// Failure is the text of the network failure behind a DisallowAll, ""
+	// when a response arrived.
+	Failure string
+	// Err is that failure as an error. Stores that serialise may drop it and
+	// keep only Failure.
+	Err error
+	// Body is the robots.txt body (at most [MaxBodySize]+1 bytes) when
+	// Outcome is ParseBody.
+	Body []byte
+	// Rules is Body parsed. Stores that serialise may drop it: the Cache
+	// parses Body again when it is nil.
+	Rules *Rules
+	// FetchedAt is when the fetch behind Outcome finished.
+	FetchedAt time.Time
+	// Expires is when robots.txt is to be fetched again: the end of its TTL
+	// or of the retry interval after a failure.
+	Expires time.Time
+	// Stale reports a last good copy kept after failed fetches
+	// ([UseLastGood]); LastFailure says why the latest fetch failed.
+	Stale       bool
+	LastFailure string
+}
+
+// Store keeps Entries per host (the normalised host name, with a non-default
+// port). Implementations must be safe for concurrent use. Get returns
+// ok=false for an unknown host; it may return expired entries (the Cache
+// needs the last good copy). Package robotstest checks an implementation.
+type Store interface {
+	Get(ctx context.Context, host string) (e Entry, ok bool, err error)
+	Put(ctx context.Context, host string, e Entry) error
+}
+
+// DefaultMaxHosts bounds a [MemoryStore] whose MaxEntries is zero.
+const DefaultMaxHosts = 10000
+
+// DefaultMaxBytes bounds the bytes of robots.txt bodies a [MemoryStore]
+// holds when MaxBytes is zero.
+const DefaultMaxBytes = 64 << 20
+
+// DefaultRetain is how long a [MemoryStore] keeps an entry after it
+// expires when Retain is zero.
+const DefaultRetain = 24 * time.Hour
+
+// MemoryStore is the in-memory [Store], bounded by size and by time: it
+// holds at most MaxEntries hosts and about MaxBytes of robots.txt (each
+// body counted twice: raw and parsed), evicting the least recently used, and
+// forgets an entry Retain after it expired. The zero value is ready to use;
+// set the fields before first use. It is safe for concurrent use.
+type MemoryStore struct {
+	// MaxEntries bounds the hosts held; 0 means DefaultMaxHosts.
+	MaxEntries int
+	// MaxBytes bounds the memory held for bodies and rules; 0 means
+	// DefaultMaxBytes.
+	MaxBytes int64
+	// Retain is how long an expired entry is still returned (so a last good
+	// copy survives failed fetches); 0 means DefaultRetain.
+	Retain time.Duration
+	// Clock tells the time; nil means real time.
+	Clock Clock
+
+	mu sync.Mutex
+	m  map[string]*list.Element
+	l  list.List // front: most recently used
+	n  int64     // bytes accounted
+}
+
+type memItem struct {
+	host string
+	e    Entry
+}
+
+// Get returns the host's entry.
+func (s *MemoryStore) Get(_ context.Context, host string) (Entry, bool, error) {
+	now := clock.Or(s.Clock).Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, ok := s.m[host]
+	if !ok {
+		return Entry{}, false, nil
+	}
+	it := el.Value.(*memItem)
+	if now.After(it.e.Expires.Add(s.retain())) {
+		s.evict(el)
+		return Entry{}, false, nil
+	}
+	s.l.MoveToFront(el)
+	return it.e, true, nil
+}
+
+// Put stores the host's entry, evicting the least recently used ones beyond
+// MaxEntries and any expired past Retain at the back of the list.
+func (s *MemoryStore) Put(_ context.Context, host string, e Entry) error {
+	now := clock.Or(s.Clock).Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string]*list.Element)
+		s.l.Init()
+	}
+	if el, ok := s.m[host]; ok {
+		it := el.Value.(*memItem)
+		s.n -= size(host, it.e)
+		it.e = e
+		s.l.MoveToFront(el)
+	} else {
+		s.m[host] = s.l.PushFront(&memItem{host: host, e: e})
+	}
+	s.n += size(host, e)
+	maxN, maxB := s.MaxEntries, s.MaxBytes
+	if maxN <= 0 {
+		maxN = DefaultMaxHosts
+	}
+	if maxB <= 0 {
+		maxB = DefaultMaxBytes
+	}
+	for s.l.Len() > maxN || (s.n > maxB && s.l.Len() > 1) {
+		s.evict(s.l.Back())
+	}
+	for i := 0; i < 2 && s.l.Len() > 0; i++ { // a little sweeping per Put
+		back := s.l.Back()
+		if !now.After(back.Value.(*memItem).e.Expires.Add(s.retain())) {
+			break
+		}
+		s.evict(back)
+	}
+	return nil
+}
+
+// Len returns the number of hosts held.
+func (s *MemoryStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.l.Len()
+}
+
+// Bytes returns the bytes accounted for the entries held.
+func (s *MemoryStore) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// size estimates an entry's memory: its body twice (raw and parsed), its
+// texts and a fixed overhead for the entry, map and list.
+func size(host string, e Entry) int64 {
+	return int64(2*len(e.Body)+len(host)+len(e.Failure)+len(e.LastFailure)) + 256
+}
+
+func (s *MemoryStore) evict(el *list.Element) {
+	s.n -= size(el.Value.(*memItem).host, el.Value.(*memItem).e)
+	s.l.Remove(el)
+	delete(s.m, el.Value.(*memItem).host)
+}
+
+func (s *MemoryStore) retain() time.Duration {
+	if s.Retain > 0 {
+		return s.Retain
+	}
+	return DefaultRetain
+}
