@@ -1,0 +1,202 @@
+package decode
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Defaults for the zero fields of [Limits].
+const (
+	DefaultMaxWire    = 10 << 20 // 10 MiB
+	DefaultMaxDecoded = 50 << 20 // 50 MiB
+	// MaxZstdWindow is the largest zstd window accepted (8 MiB).
+	MaxZstdWindow = 8 << 20
+)
+
+// Limits caps the bytes [Read] accepts.
+type Limits struct {
+	// MaxWire caps the bytes read from the wire, before decoding. 0 (or
+	// negative): DefaultMaxWire.
+	MaxWire int64
+	// MaxDecoded caps the bytes of the decoded envelope, and of every
+	// intermediate stage when several codings are stacked. 0 (or
+	// negative): DefaultMaxDecoded.
+	MaxDecoded int64
+}
+
+func (l Limits) wire() int64 {
+	if l.MaxWire <= 0 {
+		return DefaultMaxWire
+	}
+	return l.MaxWire
+}
+
+func (l Limits) decoded() int64 {
+	if l.MaxDecoded <= 0 {
+		return DefaultMaxDecoded
+	}
+	return l.MaxDecoded
+}
+
+// Body is a body read in full and decoded.
+type Body struct {
+	// Envelope is the body with every content-coding removed.
+	Envelope []byte
+	// Wire is the number of bytes read off the wire (after transfer
+	// decoding, before content decoding).
+	Wire int64
+	// Decoded is len(Envelope).
+	Decoded int64
+	// Removed lists the content-codings removed, lower case, in the order
+	// they were applied (as the header lists them); "identity" is omitted.
+	Removed []string
+}
+
+// Read reads r in full and removes the content-codings listed in
+// contentEncoding (the Content-Encoding header values, in the order the
+// codings were applied; each value may itself be a comma-separated list).
+// contentLength is the declared length, or -1 when unknown.
+//
+// Read reads at most lim.MaxWire+1 bytes from r, and refuses at once a
+// declared length above lim.MaxWire. Errors match (with errors.Is):
+//   - [ErrWireTooLarge]: more than MaxWire bytes on the wire;
+//   - [ErrTruncated]: fewer bytes than contentLength, a reader error
+//     (io.ErrUnexpectedEOF, a reset, a deadline: the cause is wrapped too),
+//     or a compressed stream that ends early;
+//   - [ErrLengthMismatch]: more bytes than contentLength;
+//   - [ErrUnknownCoding]: a coding other than gzip, x-gzip, deflate, br,
+//     zstd or identity, as an [*UnknownCodingError];
+//   - [ErrDecodedTooLarge]: more than MaxDecoded bytes once decoded;
+//   - [ErrCorrupt]: a compressed stream that is not valid.
+//
+// "deflate" is decoded as zlib-wrapped deflate (RFC 9110), falling back to
+// raw deflate as browsers do. Memory stays within about twice the caps
+// whatever the input: a gzip bomb stops at MaxDecoded. On error Read returns
+// a nil *Body. Read does not close r.
+func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits) (*Body, error) {
+	codings, err := parseCodings(contentEncoding)
+	if err != nil {
+		return nil, err
+	}
+	maxWire, maxDecoded := lim.wire(), lim.decoded()
+	if contentLength > maxWire {
+		return nil, &LimitError{Err: ErrWireTooLarge, Limit: maxWire, Declared: contentLength}
+	}
+	var buf bytes.Buffer
+	if contentLength > 0 {
+		buf.Grow(int(contentLength) + 1)
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r, maxWire+1))
+	if err != nil {
+		return nil, &TruncatedError{Got: n, Want: contentLength, Err: err}
+	}
+	if n > maxWire {
+		return nil, &LimitError{Err: ErrWireTooLarge, Limit: maxWire, Declared: contentLength}
+	}
+	if contentLength >= 0 && n < contentLength {
+		return nil, &TruncatedError{Got: n, Want: contentLength}
+	}
+	if contentLength >= 0 && n > contentLength {
+		return nil, fmt.Errorf("%w: read %d bytes, Content-Length %d", ErrLengthMismatch, n, contentLength)
+	}
+	data := buf.Bytes()
+	for i := len(codings) - 1; i >= 0; i-- {
+		data, err = decodeOne(codings[i], data, maxDecoded)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(data)) > maxDecoded {
+		// Identity only: the wire bytes are the envelope.
+		return nil, &LimitError{Err: ErrDecodedTooLarge, Limit: maxDecoded, Declared: -1}
+	}
+	return &Body{Envelope: data, Wire: n, Decoded: int64(len(data)), Removed: codings}, nil
+}
+
+// parseCodings flattens the header values into lower-case tokens, dropping
+// identity, and refuses unknown ones.
+func parseCodings(values []string) ([]string, error) {
+	var out []string
+	for _, v := range values {
+		for tok := range strings.SplitSeq(v, ",") {
+			tok = strings.ToLower(strings.TrimSpace(tok))
+			switch tok {
+			case "", "identity":
+			case "gzip", "x-gzip", "deflate", "br", "zstd":
+				out = append(out, tok)
+			default:
+				return nil, &UnknownCodingError{Coding: tok}
+			}
+		}
+	}
+	return out, nil
+}
+
+func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
+	var (
+		dec io.Reader
+		err error
+	)
+	switch coding {
+	case "gzip", "x-gzip":
+		var zr *gzip.Reader
+		zr, err = gzip.NewReader(bytes.NewReader(in))
+		if err == nil {
+			defer zr.Close()
+			dec = zr
+		}
+	case "deflate":
+		var zr io.ReadCloser
+		zr, err = zlib.NewReader(bytes.NewReader(in))
+		if errors.Is(err, zlib.ErrHeader) {
+			zr, err = flate.NewReader(bytes.NewReader(in)), nil
+		}
+		if err == nil {
+			defer zr.Close()
+			dec = zr
+		}
+	case "br":
+		dec = brotli.NewReader(bytes.NewReader(in))
+	case "zstd":
+		var zr *zstd.Decoder
+		zr, err = zstd.NewReader(bytes.NewReader(in),
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(MaxZstdWindow),
+			zstd.WithDecoderMaxMemory(uint64(maxDecoded)+1),
+			zstd.WithDecoderLowmem(true))
+		if err == nil {
+			defer zr.Close()
+			dec = zr
+		}
+	}
+	if err != nil {
+		return nil, codingErr(coding, err)
+	}
+	var out bytes.Buffer
+	n, err := out.ReadFrom(io.LimitReader(dec, maxDecoded+1))
+	if err != nil {
+		return nil, codingErr(coding, err)
+	}
+	if n > maxDecoded {
+		return nil, &LimitError{Err: ErrDecodedTooLarge, Limit: maxDecoded, Declared: -1, Coding: coding}
+	}
+	return out.Bytes(), nil
+}
+
+// codingErr classifies a decoder's error: an early end is truncation,
+// anything else corruption.
+func codingErr(coding string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &TruncatedError{Got: -1, Want: -1, Coding: coding, Err: err}
+	}
+	return &CorruptError{Coding: coding, Err: err}
+}

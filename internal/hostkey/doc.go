@@ -1,0 +1,12 @@
+// Package hostkey turns host names into the one key every per-host decision
+// uses (P1): pacing, the back-off ledger, robots.txt and validators.
+//
+// Host names are normalised before any per-host decision: lower case, IDNA
+// A-labels (golang.org/x/net/idna, Lookup profile), the scheme's default port
+// dropped, a trailing dot removed and IPv6 literals bracketed in their
+// canonical form, so "Example.COM:443", "example.com." and "example.com" share
+// one budget. [Site] groups hosts by registrable domain (eTLD+1) for policies
+// that pace "per site".
+//
+// Every function is pure and safe for concurrent use.
+package hostkey
