@@ -1,0 +1,111 @@
+package feed
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxPageBytes bounds an HTML page read for feed discovery.
+const maxPageBytes = 4 << 20
+
+// feedTypes are the media types a <link rel="alternate"> names for a feed.
+var feedTypes = map[string]string{
+	"application/rss+xml":   "rss",
+	"application/atom+xml":  "atom",
+	"application/feed+json": "json",
+	"application/json":      "json",
+	"application/rdf+xml":   "rss",
+}
+
+// Link is a feed an HTML page announces.
+type Link struct {
+	URL   string // absolute
+	Type  string // the media type as written, lower-cased
+	Title string
+}
+
+// DiscoverLinks returns the feeds an HTML page announces with
+// <link rel="alternate" type="application/rss+xml|atom+xml|feed+json|json">,
+// in page order, resolved against base (and the page's <base href>), without
+// duplicates. It reads only the document given; it never panics.
+func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		return nil, &ParseError{URL: urlString(base), Format: "html", Err: err}
+	}
+	var links []Link
+	seen := map[string]bool{}
+	var walk func(n *html.Node, depth int)
+	walk = func(n *html.Node, depth int) {
+		if depth > 512 {
+			return
+		}
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.Base:
+				if h := attr(n, "href"); h != "" && base != nil {
+					if u, err := base.Parse(h); err == nil {
+						base = u
+					}
+				}
+			case atom.Link:
+				rels := strings.Fields(strings.ToLower(attr(n, "rel")))
+				typ := strings.ToLower(strings.TrimSpace(attr(n, "type")))
+				if i := strings.IndexByte(typ, ';'); i >= 0 {
+					typ = strings.TrimSpace(typ[:i])
+				}
+				if contains(rels, "alternate") && feedTypes[typ] != "" {
+					if u := CleanURL(base, attr(n, "href"), nil); u != "" && !seen[u] {
+						seen[u] = true
+						links = append(links, Link{URL: u, Type: typ, Title: clean(attr(n, "title"))})
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, depth+1)
+		}
+	}
+	walk(doc, 0)
+	return links, nil
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && strings.EqualFold(a.Key, key) {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func urlString(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.String()
+}
+
+// Discover reads the HTML page at pageURL through the Reader's Client and
+// returns the feeds it announces (see [DiscoverLinks]).
+func (r *Reader) Discover(ctx context.Context, pageURL string) ([]Link, error) {
+	resp, err := get(ctx, r.Client, pageURL, http.Header{"Accept": {"text/html"}}, maxPageBytes)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != http.StatusOK {
+		return nil, &StatusError{URL: pageURL, StatusCode: resp.status, RetryAfter: resp.header.Get("Retry-After")}
+	}
+	links, err := DiscoverLinks(resp.url, resp.body)
+	if err != nil {
+		return nil, fmt.Errorf("feed: discover %s: %w", pageURL, err)
+	}
+	return links, nil
+}

@@ -1,0 +1,241 @@
+package feed
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mmcdole/gofeed"
+	"github.com/mmcdole/gofeed/atom"
+	ext "github.com/mmcdole/gofeed/extensions"
+	jsonfeed "github.com/mmcdole/gofeed/json"
+	"github.com/mmcdole/gofeed/rss"
+)
+
+// Feed is a normalised feed. In trigger mode ([Reader.RefsOnly]) only
+// Format, Version and each item's reference fields are filled.
+type Feed struct {
+	Format   string // "rss", "atom" or "json"
+	Version  string // e.g. "2.0", "1.0", "1.1"
+	Title    string // the feed's title, as written
+	Link     string // the site's address, absolute
+	Language string // the feed's declared language, "" when none
+	Items    []Item // in feed order, at most the Reader's MaxItems
+}
+
+// Author is a person a feed names.
+type Author struct {
+	Name  string
+	Email string
+}
+
+// Item is one normalised feed item. Every field is copied from the feed,
+// never completed: a field the feed leaves out stays zero (a missing date is
+// the zero [time.Time]).
+type Item struct {
+	// ID is the publisher's identifier (V3): the CMS id when it can be read
+	// from the guid or id (see [CMSID]), else the RSS guid, Atom id or JSON
+	// Feed id as written; "" when the feed gives none. It is never derived
+	// from the link.
+	ID string
+	// GUID is the RSS guid, Atom id or JSON Feed id as written.
+	GUID string
+	// Link is the article's address: absolute, tracking parameters removed
+	// (V10). For RSS, a permalink guid stands in when there is no <link>.
+	Link        string
+	Title       string
+	Description string
+	Published   time.Time // zero when the feed gives none
+	Updated     time.Time // zero when the feed gives none
+	Authors     []Author
+	Categories  []string
+	Language    string // the item's language, else the feed's
+	// Image is the share image the feed names: media:content (image),
+	// media:thumbnail, an image enclosure, itunes:image, a JSON Feed image;
+	// absolute; "" when none. The item's HTML is never scanned for one.
+	Image string
+}
+
+// Ref returns the item's reference.
+func (it Item) Ref() Ref {
+	return Ref{ID: it.ID, URL: it.Link, Published: it.Published, Updated: it.Updated}
+}
+
+// parseConfig is what normalisation needs from a Reader.
+type parseConfig struct {
+	keep     []string // tracking parameters declared necessary
+	maxItems int
+	refsOnly bool
+}
+
+// normalize parses a feed document and normalises it. It never panics: a
+// panic inside the parser becomes a *ParseError.
+func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated bool, err error) {
+	where := ""
+	if base != nil {
+		where = base.String()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			f, truncated = nil, false
+			err = &ParseError{URL: where, Format: "feed", Err: fmt.Errorf("parser panic: %v", p)}
+		}
+	}()
+	if gofeed.DetectFeedType(bytes.NewReader(data)) == gofeed.FeedTypeUnknown {
+		return nil, false, &ParseError{URL: where, Format: "feed", Err: ErrNotFeed}
+	}
+	p := gofeed.NewParser()
+	p.KeepOriginalFeed = true
+	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
+	gf, err := p.Parse(bytes.NewReader(data))
+	if err != nil {
+		if errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
+			err = ErrNotFeed
+		}
+		return nil, false, &ParseError{URL: where, Format: "feed", Err: err}
+	}
+	f = &Feed{Format: gf.FeedType, Version: gf.FeedVersion}
+	if !cfg.refsOnly {
+		f.Title = clean(gf.Title)
+		f.Link = CleanURL(base, gf.Link, cfg.keep)
+		f.Language = clean(gf.Language)
+	}
+	items := gf.Items
+	if cfg.maxItems > 0 && len(items) > cfg.maxItems {
+		items, truncated = items[:cfg.maxItems], true
+	}
+	orig := gf.OriginalFeed()
+	f.Items = make([]Item, 0, len(items))
+	for i, gi := range items {
+		if gi == nil {
+			continue
+		}
+		it := Item{GUID: clean(gi.GUID), Link: CleanURL(base, gi.Link, cfg.keep)}
+		it.Published = date(gi.PublishedParsed)
+		it.Updated = date(gi.UpdatedParsed)
+		switch o := orig.(type) {
+		case *rss.Feed:
+			if i < len(o.Items) && o.Items[i] != nil {
+				ri := o.Items[i]
+				if it.Link == "" && ri.GUID != nil && !strings.EqualFold(strings.TrimSpace(ri.GUID.IsPermalink), "false") {
+					it.Link = CleanURL(base, ri.GUID.Value, cfg.keep)
+				}
+			}
+		case *atom.Feed:
+			// gofeed fills a missing Atom <published> with <updated>: copy
+			// only what the entry says (never invented).
+			if i < len(o.Entries) && o.Entries[i] != nil {
+				it.Published = date(o.Entries[i].PublishedParsed)
+				if it.Link == "" {
+					for _, l := range o.Entries[i].Links {
+						if l != nil && l.Rel == "" {
+							it.Link = CleanURL(base, l.Href, cfg.keep)
+							break
+						}
+					}
+				}
+			}
+		}
+		it.ID = it.GUID
+		if id := CMSID(it.GUID); id != "" {
+			it.ID = id
+		}
+		if !cfg.refsOnly {
+			it.Title = clean(gi.Title)
+			it.Description = clean(gi.Description)
+			for _, a := range gi.Authors {
+				if a != nil && (a.Name != "" || a.Email != "") {
+					it.Authors = append(it.Authors, Author{Name: clean(a.Name), Email: clean(a.Email)})
+				}
+			}
+			for _, c := range gi.Categories {
+				if c = clean(c); c != "" {
+					it.Categories = append(it.Categories, c)
+				}
+			}
+			it.Language = f.Language
+			if gi.DublinCoreExt != nil && len(gi.DublinCoreExt.Language) > 0 && clean(gi.DublinCoreExt.Language[0]) != "" {
+				it.Language = clean(gi.DublinCoreExt.Language[0])
+			}
+			it.Image = CleanURL(base, shareImage(gi, orig, i), nil)
+		}
+		f.Items = append(f.Items, it)
+	}
+	return f, truncated, nil
+}
+
+// shareImage returns the image the feed names for item i, "" when none.
+func shareImage(gi *gofeed.Item, orig any, i int) string {
+	if u := mediaImage(gi.Extensions); u != "" {
+		return u
+	}
+	for _, e := range gi.Enclosures {
+		if e != nil && strings.HasPrefix(strings.ToLower(e.Type), "image/") {
+			return e.URL
+		}
+	}
+	if gi.ITunesExt != nil && gi.ITunesExt.Image != "" {
+		return gi.ITunesExt.Image
+	}
+	if o, ok := orig.(*jsonfeed.Feed); ok && i < len(o.Items) && o.Items[i] != nil {
+		if o.Items[i].Image != "" {
+			return o.Items[i].Image
+		}
+		return o.Items[i].BannerImage
+	}
+	return ""
+}
+
+// mediaImage reads Media RSS: media:content with an image type or medium,
+// then media:thumbnail, at the top level or inside media:group.
+func mediaImage(x ext.Extensions) string {
+	m := x["media"]
+	if m == nil {
+		return ""
+	}
+	if u := mediaIn(m); u != "" {
+		return u
+	}
+	for _, g := range m["group"] {
+		if u := mediaIn(g.Children); u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+func mediaIn(m map[string][]ext.Extension) string {
+	for _, c := range m["content"] {
+		t, med := strings.ToLower(c.Attrs["type"]), strings.ToLower(c.Attrs["medium"])
+		if c.Attrs["url"] != "" && (strings.HasPrefix(t, "image/") || med == "image") {
+			return c.Attrs["url"]
+		}
+	}
+	for _, c := range m["thumbnail"] {
+		if c.Attrs["url"] != "" {
+			return c.Attrs["url"]
+		}
+	}
+	return ""
+}
+
+func date(t *time.Time) time.Time {
+	if t == nil || t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// clean trims space and replaces invalid UTF-8, so hostile bytes never leak
+// into normalised strings.
+func clean(s string) string {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
