@@ -283,7 +283,7 @@ func checkHops(p *Proof) ([]string, error) {
 			return nil, fail(i, CheckHops, ErrHopsBroken, "handshake after the read instant", nil)
 		}
 	}
-	if p.Hops[0].URL != p.RequestedURL {
+	if !sameURL(p.Hops[0].URL, p.RequestedURL) {
 		return nil, fail(0, CheckHops, ErrHopsBroken, fmt.Sprintf("first hop %q is not the requested URL %q", p.Hops[0].URL, p.RequestedURL), nil)
 	}
 	for i, h := range p.Hops[:last] {
@@ -299,18 +299,45 @@ func checkHops(p *Proof) ([]string, error) {
 			return nil, fail(i, CheckHops, ErrHopsBroken, fmt.Sprintf("Location %q", h.Location), err)
 		}
 		next := base.ResolveReference(loc)
-		next.Fragment, next.RawFragment = "", ""
-		if next.String() != p.Hops[i+1].URL {
+		if !sameURL(next.String(), p.Hops[i+1].URL) {
 			return nil, fail(i, CheckHops, ErrHopsBroken, fmt.Sprintf("Location %q leads to %q, next hop is %q", h.Location, next, p.Hops[i+1].URL), nil)
 		}
 	}
 	if s := p.Hops[last].Status; s < 200 || s > 299 {
 		return nil, fail(last, CheckHops, ErrHopsBroken, fmt.Sprintf("last hop status %d is not a success", s), nil)
 	}
-	if p.Hops[last].URL != p.FinalURL {
+	if !sameURL(p.Hops[last].URL, p.FinalURL) {
 		return nil, fail(last, CheckHops, ErrHopsBroken, fmt.Sprintf("last hop %q is not the final URL %q", p.Hops[last].URL, p.FinalURL), nil)
 	}
 	return hosts, nil
+}
+
+// sameURL reports whether a and b name the same resource: equal once the
+// host is an A-label in lower case, the default port dropped and any fragment
+// removed. Both have passed checkURL.
+func sameURL(a, b string) bool {
+	return canonicalURL(a) == canonicalURL(b)
+}
+
+func canonicalURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	host, err := idna.Lookup.ToASCII(strings.TrimSuffix(u.Hostname(), "."))
+	if err != nil {
+		return raw
+	}
+	host = strings.ToLower(host)
+	if port := u.Port(); port != "" && !(u.Scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	c := url.URL{Scheme: strings.ToLower(u.Scheme), Host: host, Path: u.Path, RawPath: u.RawPath,
+		RawQuery: u.RawQuery, ForceQuery: u.ForceQuery}
+	if c.Path == "" {
+		c.Path = "/"
+	}
+	return c.String()
 }
 
 func isRedirect(status int) bool {
