@@ -1,0 +1,23 @@
+// Package backoff is politefetch's per-host refusal ledger.
+//
+// When a publisher refuses a request (a refusal status such as 401, 403 or
+// 429, or a bot-challenge page) or asks to slow down (Retry-After), the
+// [Ledger] remembers it per host (or per registrable domain), honours it
+// exactly, and answers every later [Ledger.Check] with a [Decision]: allowed,
+// or refused until a given instant and why. It never helps to get around a
+// refusal: there is no override, no "force" flag and no fail-open path; a
+// [Store] that cannot answer refuses the request.
+//
+// The fetch chain calls [Ledger.Check] before sending and [Ledger.Observe]
+// after each response, building the [Outcome] with [NewOutcome] from the
+// status, the headers and the first [ChallengePeek] bytes of the body.
+//
+// A [Policy] is data. Three presets reproduce the project's documents:
+// [StrictNews] (S4: 5 min doubling up to 6 h, five refusals in a row suspend
+// the host's articles with a daily re-check), [Digest] (D5: exponential
+// back-off with jitter, cool-downs of 30–60 min, never under 15 min after a
+// 429) and [Vault] (refusals recorded, no cool-down of its own).
+//
+// Time is a parameter: Check and Observe take now, so six-hour back-offs are
+// tested in microseconds.
+package backoff

@@ -1,0 +1,68 @@
+package backoff
+
+import (
+	"errors"
+	"strings"
+	"time"
+)
+
+// Sentinels a [RefusedError] unwraps to, one per refusing [Reason].
+var (
+	ErrCoolingDown = errors.New("backoff: host cooling down")
+	ErrSuspended   = errors.New("backoff: host suspended")
+	ErrUnavailable = errors.New("backoff: ledger unavailable")
+)
+
+// RefusedError is the ledger's refusal of a request, as [Decision.Err]
+// returns it: which host (ledger key), what kind of request, why, until
+// when, and the host's last refusal. It unwraps to ErrCoolingDown,
+// ErrSuspended or ErrUnavailable (and, for the last, the store's error).
+type RefusedError struct {
+	Host   string
+	Kind   Kind
+	Reason Reason
+	Until  time.Time // zero when unknown (Unavailable)
+	Cause  string    // the host's last refusal, e.g. "status 429"
+	Err    error     // the store's error, for Unavailable
+}
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	b.WriteString("backoff: ")
+	b.WriteString(e.Kind.String())
+	b.WriteString(" request to ")
+	b.WriteString(e.Host)
+	b.WriteString(" refused: ")
+	b.WriteString(e.Reason.String())
+	if !e.Until.IsZero() {
+		b.WriteString(" until ")
+		b.WriteString(e.Until.UTC().Format(time.RFC3339))
+	}
+	if e.Cause != "" {
+		b.WriteString(" (last refusal: ")
+		b.WriteString(e.Cause)
+		b.WriteString(")")
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel for e.Reason, and e.Err when set.
+func (e *RefusedError) Unwrap() []error {
+	var s error
+	switch e.Reason {
+	case CoolingDown:
+		s = ErrCoolingDown
+	case Suspended:
+		s = ErrSuspended
+	default:
+		s = ErrUnavailable
+	}
+	if e.Err != nil {
+		return []error{s, e.Err}
+	}
+	return []error{s}
+}

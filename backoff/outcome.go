@@ -1,0 +1,89 @@
+package backoff
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// Outcome is what the ledger learns from one response: the facts, not yet
+// judged. [Ledger.Observe] judges them by its own [Policy]. Build one with
+// [NewOutcome]; the zero Outcome is an article answered with status 0, which
+// is neither a success nor a refusal.
+type Outcome struct {
+	// Kind is what the request was for.
+	Kind Kind
+	// Status is the response's status code.
+	Status int
+	// RetryAfter is the raw Retry-After header value ("" when absent).
+	RetryAfter string
+	// Challenge names the bot-protection provider whose challenge or block
+	// page this was (see [DetectChallenge]), or "" for an ordinary response.
+	Challenge string
+}
+
+// NewOutcome reads an Outcome from a response: its status, its headers and
+// the first [ChallengePeek] bytes of its body (fewer when the body is
+// shorter; more are ignored). It does not keep h or bodyPrefix.
+func NewOutcome(kind Kind, status int, h http.Header, bodyPrefix []byte) Outcome {
+	o := Outcome{Kind: kind, Status: status, RetryAfter: h.Get("Retry-After")}
+	o.Challenge, _ = DetectChallenge(status, h, bodyPrefix)
+	return o
+}
+
+// Verdict is a [Policy]'s judgement of an [Outcome].
+type Verdict uint8
+
+const (
+	// Neutral is neither a success nor a refusal (a redirect, a 404 or a
+	// 5xx the policy does not count): it changes no strike count, though a
+	// Retry-After on a 429 or 503 still cools the host down.
+	Neutral Verdict = iota
+	// Success is a 2xx or a 304: it clears the refusals in a row.
+	Success
+	// Refusal counts one strike against the host.
+	Refusal
+)
+
+// String returns "neutral", "success" or "refusal".
+func (v Verdict) String() string {
+	switch v {
+	case Neutral:
+		return "neutral"
+	case Success:
+		return "success"
+	case Refusal:
+		return "refusal"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// Classify judges o by p: a bot-challenge page is a refusal whatever its
+// status; so is a status p counts as one (RefuseStatus, RefuseNon200); a
+// 2xx or 304 is a success; anything else is neutral. A zero p is judged as
+// [StrictNews].
+func (p Policy) Classify(o Outcome) Verdict {
+	if p.isZero() {
+		p = StrictNews()
+	}
+	return p.classify(o)
+}
+
+func (p *Policy) classify(o Outcome) Verdict {
+	switch {
+	case o.Challenge != "":
+		return Refusal
+	case p.refuses(o.Kind, o.Status):
+		return Refusal
+	case o.Status >= 200 && o.Status < 300, o.Status == 304:
+		return Success
+	}
+	return Neutral
+}
+
+// Cause describes o as a refusal: "challenge cloudflare" or "status 429".
+func (o Outcome) Cause() string {
+	if o.Challenge != "" {
+		return "challenge " + o.Challenge
+	}
+	return "status " + strconv.Itoa(o.Status)
+}
