@@ -1,0 +1,49 @@
+// Package politetest is a simulated web of publishers and a politeness
+// referee, for testing crawlers the way [net/http/httptest] tests handlers.
+//
+// A [Web] is one loopback HTTPS server (HTTP/1.1, with its own throwaway CA
+// and a certificate per virtual host name, made on demand from the TLS SNI)
+// answering for any number of virtual sites such as "news-17.example". A
+// client reaches them with no DNS through [Web.Transport] or [Web.Client]
+// (or, for a client that builds its own transport, [Web.RootCAs],
+// [Web.DialContext] and [Web.LookupNetIP]). Nothing leaves loopback.
+//
+// Each [Site] serves, at its standard paths:
+//
+//	/robots.txt                  any body, status, or failure (timeout, reset, redirect chain)
+//	/feed.xml, /atom.xml         RSS 2.0 and Atom, with ETag, Last-Modified and real 304s
+//	/sitemap_index.xml           a sitemap index naming the two below
+//	/sitemap.xml                 a urlset with lastmod
+//	/news-sitemap.xml            a Google News sitemap
+//	/wp-json/wp/v2/posts[/<id>]  a WordPress-like REST API (per_page, page, _fields,
+//	                             X-WP-Total, X-WP-TotalPages, 400 past the last page)
+//	Article.Path                 article pages with JSON-LD NewsArticle, OpenGraph and meta tags
+//	/images/<id>.jpg|png|webp|gif  real image bytes; /images/fake*.jpg is HTML sent as image/jpeg
+//
+// and misbehaves on demand ([Site.Misbehave], [Kind]): 429 and 503 with
+// Retry-After, 401, 403, a Cloudflare-like challenge page, slow or trickling
+// or truncated bodies, an unknown Content-Encoding, a gzip bomb, an oversize
+// body, a missing Content-Type, redirect loops and chains, redirects to http,
+// to another host or adding a query parameter, Set-Cookie on every answer, a
+// hang or a reset. [Site.Handle] adds any handler; [Site.ResolveTo] makes a
+// name resolve to a private address for SSRF tests.
+//
+// The web records every request as it arrives ([Web.Requests]): time, host,
+// SNI, connection, method, target, every header as received, the answer's
+// status and headers, and when the answer finished. [Web.Audit] judges the
+// record against a stated [Policy] and returns a [Report] of [Violation]s,
+// one [Rule] each: interval and Crawl-delay, requests in flight, connections
+// open, robots.txt first and obeyed, announced cool-downs, headers, cookies
+// and User-Agent.
+//
+// The auditor's robots.txt reading is a referee's approximation of RFC 9309
+// (user-agent groups falling back to "*", longest-match Allow/Disallow with
+// "*" and "$", Allow winning ties, Crawl-delay in seconds); it is not the
+// reference parser, and does not decode percent-escapes.
+//
+// Times are the web's wall-clock times of arrival: a request is judged to
+// start when its headers have been read, so a client that paces by its own
+// send times may see a first request on a new connection arrive late (after
+// the TLS handshake); [Policy.Slack] absorbs that. A [Scenario] builds a
+// whole web of hundreds of sites, deterministically, from a few numbers.
+package politetest

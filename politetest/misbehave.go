@@ -1,0 +1,489 @@
+package politetest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Kind names a misbehaviour.
+type Kind int
+
+// The misbehaviours a site can show on demand (see [Behaviour] for the
+// fields each one reads).
+const (
+	// Behave answers normally; Misbehave(path, Behaviour{}) removes a
+	// misbehaviour.
+	Behave Kind = iota
+	// TooManyRequests answers 429 with Retry-After (if RetryAfter is set).
+	TooManyRequests
+	// Unavailable answers 503 with Retry-After (if RetryAfter is set).
+	Unavailable
+	// Unauthorized answers 401 with a WWW-Authenticate challenge.
+	Unauthorized
+	// Forbidden answers 403.
+	Forbidden
+	// Challenge answers a Cloudflare-like bot-challenge interstitial: 403
+	// (or Status 503), "Server: cloudflare", "cf-mitigated: challenge", a
+	// cf-ray header, and an HTML body with "Just a moment...",
+	// challenge-platform and _cf_chl_opt.
+	Challenge
+	// ServerError answers Status (default 500).
+	ServerError
+	// SlowFirstByte waits Delay (default 1 s) before answering normally.
+	SlowFirstByte
+	// Trickle sends the normal answer Chunk bytes (default 16) at a time,
+	// Delay (default 50 ms) apart.
+	Trickle
+	// Truncate declares the normal answer's full Content-Length, sends
+	// half of the body, then cuts the connection.
+	Truncate
+	// UnknownEncoding sends the normal body labelled with Content-Encoding
+	// Encoding (default "x-politetest").
+	UnknownEncoding
+	// GzipBomb sends a small gzip body (Content-Encoding: gzip) that
+	// inflates to Size bytes (default 64 MiB) of zeros.
+	GzipBomb
+	// Oversize sends a text/html body of Size bytes (default 32 MiB).
+	Oversize
+	// NoContentType answers normally without any Content-Type header.
+	NoContentType
+	// RedirectLoop redirects path to path?loop=1 and back, forever.
+	RedirectLoop
+	// RedirectToHTTP redirects to the same URL over plain http (the plain
+	// twin of the web then answers normally).
+	RedirectToHTTP
+	// RedirectToHost redirects to the same path on Host (default
+	// "www.<site>"); create that site for it to answer.
+	RedirectToHost
+	// RedirectAddParam redirects to the same URL plus the query parameter
+	// Param (default "utm_source=politetest"), which then answers normally.
+	RedirectAddParam
+	// RedirectChain answers with Hops (default 3) redirects (?hop=1, …)
+	// before the normal answer.
+	RedirectChain
+	// SetCookie answers normally plus a Set-Cookie header. On "*" it adds
+	// the cookie to every answer, even on paths with their own misbehaviour.
+	SetCookie
+	// Hang never answers: it waits until the client gives up or the web
+	// closes.
+	Hang
+	// Reset resets the connection (TCP RST) without answering.
+	Reset
+)
+
+var kindNames = [...]string{
+	"behave", "too-many-requests", "unavailable", "unauthorized", "forbidden", "challenge",
+	"server-error", "slow-first-byte", "trickle", "truncate", "unknown-encoding", "gzip-bomb",
+	"oversize", "no-content-type", "redirect-loop", "redirect-to-http", "redirect-to-host",
+	"redirect-add-param", "redirect-chain", "set-cookie", "hang", "reset",
+}
+
+// String returns the kind's name, such as "too-many-requests".
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Behaviour is a misbehaviour a site shows on a path. Only Kind is needed;
+// the other fields tune it and their zero values pick the defaults the
+// [Kind] constants name.
+type Behaviour struct {
+	Kind Kind
+	// Status overrides the status code (ServerError, Challenge).
+	Status int
+	// RetryAfter, if positive, adds a Retry-After header (TooManyRequests,
+	// Unavailable, Challenge, ServerError): in whole seconds (rounded up),
+	// or, with RetryAfterDate, as an HTTP-date that far ahead.
+	RetryAfter     time.Duration
+	RetryAfterDate bool
+	// Delay is the wait of SlowFirstByte and between Trickle's chunks.
+	Delay time.Duration
+	// Chunk is Trickle's piece size in bytes.
+	Chunk int
+	// Size is GzipBomb's inflated size and Oversize's body size, in bytes.
+	Size int64
+	// Hops is RedirectChain's number of redirects.
+	Hops int
+	// Host is RedirectToHost's target host.
+	Host string
+	// Param is RedirectAddParam's "name=value".
+	Param string
+	// Encoding is UnknownEncoding's Content-Encoding.
+	Encoding string
+	// Times, if positive, limits the misbehaviour to that many answers;
+	// after them the path behaves again. 0 means forever.
+	Times int
+}
+
+// Misbehave makes the site misbehave on path (exact; "*" means every path
+// except /robots.txt, which [Site.SetRobots] governs, though an exact
+// "/robots.txt" works). A path's own behaviour wins over "*". A zero
+// Behaviour removes it.
+func (s *Site) Misbehave(path string, b Behaviour) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.Kind == Behave {
+		delete(s.behaviours, path)
+		return
+	}
+	s.behaviours[path] = &behaviourState{b: b}
+}
+
+// behaviourFor returns the behaviour governing path, counting the answer.
+func (s *Site) behaviourFor(path string) (Behaviour, bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cookie := false
+	st := s.behaviours[path]
+	if star := s.behaviours["*"]; star != nil && !isRobotsPath(path) {
+		if star.b.Kind == SetCookie {
+			cookie = true
+		}
+		if st == nil {
+			st = star
+		}
+	}
+	if st == nil || (st.b.Times > 0 && st.served >= st.b.Times) {
+		return Behaviour{}, cookie, false
+	}
+	st.served++
+	return st.b, cookie, true
+}
+
+// misbehave answers r as b says. It reports false when the normal answer
+// should follow (after, perhaps, a header was added).
+func (s *Site) misbehave(w http.ResponseWriter, r *http.Request, b Behaviour) bool {
+	h := w.Header()
+	switch b.Kind {
+	case TooManyRequests, Unavailable:
+		status := http.StatusTooManyRequests
+		if b.Kind == Unavailable {
+			status = http.StatusServiceUnavailable
+		}
+		setRetryAfter(h, b)
+		errorPage(w, status)
+	case Unauthorized:
+		h.Set("WWW-Authenticate", `Basic realm="`+s.name+`"`)
+		errorPage(w, http.StatusUnauthorized)
+	case Forbidden:
+		errorPage(w, http.StatusForbidden)
+	case ServerError:
+		status := b.Status
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		setRetryAfter(h, b)
+		errorPage(w, status)
+	case Challenge:
+		s.challenge(w, r, b)
+	case SlowFirstByte:
+		if !s.wait(r, orDur(b.Delay, time.Second)) {
+			panic(http.ErrAbortHandler)
+		}
+		return false
+	case Trickle:
+		s.trickle(w, r, b)
+	case Truncate:
+		s.truncate(w, r)
+	case UnknownEncoding:
+		status, hdr, body := s.render(r)
+		copyHeader(h, hdr)
+		h.Set("Content-Encoding", orStr(b.Encoding, "x-politetest"))
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		w.Write(body)
+	case GzipBomb:
+		s.web.gzipBomb(w, r, orInt64(b.Size, 64<<20))
+	case Oversize:
+		oversize(w, r, orInt64(b.Size, 32<<20))
+	case NoContentType:
+		status, hdr, body := s.render(r)
+		copyHeader(h, hdr)
+		h["Content-Type"] = nil // stops net/http from sniffing one
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		w.Write(body)
+	case RedirectLoop:
+		q := r.URL.Query()
+		if q.Has("loop") {
+			q.Del("loop")
+		} else {
+			q.Set("loop", "1")
+		}
+		redirect(w, r.URL.Path, q, http.StatusFound)
+	case RedirectToHTTP:
+		if r.TLS == nil {
+			return false
+		}
+		redirectTo(w, "http://"+s.name+r.URL.RequestURI(), http.StatusMovedPermanently)
+	case RedirectToHost:
+		target := canonicalHost(orStr(b.Host, "www."+s.name))
+		if canonicalHost(r.Host) == target {
+			return false
+		}
+		redirectTo(w, "https://"+target+r.URL.RequestURI(), http.StatusMovedPermanently)
+	case RedirectAddParam:
+		name, value, _ := strings.Cut(orStr(b.Param, "utm_source=politetest"), "=")
+		q := r.URL.Query()
+		if q.Has(name) {
+			return false
+		}
+		q.Set(name, value)
+		redirect(w, r.URL.Path, q, http.StatusFound)
+	case RedirectChain:
+		q := r.URL.Query()
+		hop, _ := strconv.Atoi(q.Get("hop"))
+		if hop >= orInt(b.Hops, 3) {
+			return false
+		}
+		q.Set("hop", strconv.Itoa(hop+1))
+		redirect(w, r.URL.Path, q, http.StatusFound)
+	case SetCookie:
+		return false
+	case Hang:
+		s.hang(r)
+	case Reset:
+		s.reset(w, r)
+	default:
+		return false
+	}
+	return true
+}
+
+// setCookie adds the session cookie a SetCookie misbehaviour hands out.
+func setCookie(h http.Header) {
+	var b [8]byte
+	rand.Read(b[:])
+	h.Add("Set-Cookie", "politetest_session="+hex.EncodeToString(b[:])+"; Path=/; Secure; HttpOnly; SameSite=Lax")
+}
+
+func setRetryAfter(h http.Header, b Behaviour) {
+	if b.RetryAfter <= 0 {
+		return
+	}
+	if b.RetryAfterDate {
+		at := time.Now().Add(b.RetryAfter + time.Second - 1).Truncate(time.Second)
+		h.Set("Retry-After", at.UTC().Format(http.TimeFormat))
+		return
+	}
+	secs := (b.RetryAfter + time.Second - 1) / time.Second
+	h.Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+}
+
+func errorPage(w http.ResponseWriter, status int) {
+	body := fmt.Sprintf("<!DOCTYPE html>\n<html><head><title>%d %s</title></head><body><h1>%d %s</h1></body></html>\n",
+		status, http.StatusText(status), status, http.StatusText(status))
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write([]byte(body))
+}
+
+func (s *Site) challenge(w http.ResponseWriter, r *http.Request, b Behaviour) {
+	status := b.Status
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	var ray [8]byte
+	rand.Read(ray[:])
+	h := w.Header()
+	h.Set("Server", "cloudflare")
+	h.Set("cf-mitigated", "challenge")
+	h.Set("cf-ray", hex.EncodeToString(ray[:])+"-AMS")
+	h.Set("Cache-Control", "private, max-age=0, no-store, no-cache, must-revalidate, post-check=0, pre-check=0")
+	h.Set("Content-Type", "text/html; charset=UTF-8")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+	setRetryAfter(h, b)
+	body := `<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>` +
+		`<meta http-equiv="Content-Type" content="text/html; charset=UTF-8"><meta name="robots" content="noindex,nofollow">` +
+		`</head><body><div class="main-wrapper" role="main"><div class="main-content">` +
+		`<noscript><div class="h2"><span id="challenge-error-text">Enable JavaScript and cookies to continue</span></div></noscript>` +
+		`</div></div><script>(function(){window._cf_chl_opt={cvId: '3',cZone: "` + s.name + `",cType: 'managed',` +
+		`cRay: '` + hex.EncodeToString(ray[:]) + `'};var cpo=document.createElement('script');` +
+		`cpo.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=` + hex.EncodeToString(ray[:]) + `';` +
+		`document.getElementsByTagName('head')[0].appendChild(cpo);}());</script></body></html>`
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write([]byte(body))
+}
+
+// render produces the site's normal answer to r in memory.
+func (s *Site) render(r *http.Request) (int, http.Header, []byte) {
+	bw := &bufferWriter{h: http.Header{}}
+	s.normal(bw, r)
+	if bw.status == 0 {
+		bw.status = http.StatusOK
+	}
+	return bw.status, bw.h, bw.buf.Bytes()
+}
+
+type bufferWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header { return b.h }
+func (b *bufferWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.buf.Write(p)
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = append([]string(nil), v...)
+	}
+}
+
+func (s *Site) trickle(w http.ResponseWriter, r *http.Request, b Behaviour) {
+	status, hdr, body := s.render(r)
+	copyHeader(w.Header(), hdr)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	rc := http.NewResponseController(w)
+	chunk := orInt(b.Chunk, 16)
+	delay := orDur(b.Delay, 50*time.Millisecond)
+	for len(body) > 0 {
+		n := min(chunk, len(body))
+		if _, err := w.Write(body[:n]); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		rc.Flush()
+		body = body[n:]
+		if len(body) > 0 && !s.wait(r, delay) {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func (s *Site) truncate(w http.ResponseWriter, r *http.Request) {
+	status, hdr, body := s.render(r)
+	copyHeader(w.Header(), hdr)
+	declared := len(body)
+	if declared == 0 {
+		declared = 1024
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(declared))
+	w.WriteHeader(status)
+	w.Write(body[:len(body)/2])
+	http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler) // net/http closes the connection
+}
+
+func oversize(w http.ResponseWriter, r *http.Request, size int64) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	chunk := bytes.Repeat([]byte("<p>politetest oversize body</p>\n"), 1024) // 32 KiB
+	for left := size; left > 0; {
+		n := int64(len(chunk))
+		if left < n {
+			n = left
+		}
+		if _, err := w.Write(chunk[:n]); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		left -= n
+	}
+}
+
+// bombSet holds one gzip member that inflates to bombUnit zero bytes, made
+// once per web; a bomb is that member repeated (gzip readers read
+// concatenated members as one stream).
+type bombSet struct {
+	once   sync.Once
+	member []byte
+}
+
+const bombUnit = 1 << 20
+
+func (w *Web) gzipBomb(rw http.ResponseWriter, r *http.Request, size int64) {
+	w.bomb.once.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(make([]byte, bombUnit))
+		zw.Close()
+		w.bomb.member = b.Bytes()
+	})
+	members := (size + bombUnit - 1) / bombUnit
+	h := rw.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Encoding", "gzip")
+	h.Set("Content-Length", strconv.FormatInt(members*int64(len(w.bomb.member)), 10))
+	rw.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	for i := int64(0); i < members; i++ {
+		if _, err := rw.Write(w.bomb.member); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func redirect(w http.ResponseWriter, path string, q url.Values, status int) {
+	target := path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	redirectTo(w, target, status)
+}
+
+func redirectTo(w http.ResponseWriter, target string, status int) {
+	w.Header().Set("Location", target)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<a href=\"%s\">%s</a>\n", html.EscapeString(target), http.StatusText(status))
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+func orInt64(n, def int64) int64 {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+func orStr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
