@@ -203,7 +203,7 @@ func normPath(raw string) string {
 	if p[0] != '/' {
 		p = "/" + p
 	}
-	return escape(p)
+	return escape(p, false)
 }
 
 func indexAny(s, chars string, from int) int {
@@ -219,22 +219,19 @@ func indexAny(s, chars string, from int) int {
 
 const upperHex = "0123456789ABCDEF"
 
-// escape normalises percent-encoding (RFC 9309 §2.2.2, RFC 3986 §6.2.2):
-// octets outside printable US-ASCII and the characters URIs may not hold
-// are percent-encoded with upper-case hex; "%xx" escapes get upper-case hex,
-// and those of unreserved characters are decoded ("%7E" → "~"; "%2F" stays).
-// '*' and '$' pass through. It returns s itself when nothing changes.
-func escape(s string) string {
+// escape normalises percent-encoding (RFC 9309 §2.2.2 and §2.2.3, RFC 3986
+// §6.2.2): octets outside printable US-ASCII and the characters URIs may not
+// hold are percent-encoded with upper-case hex; "%xx" escapes get upper-case
+// hex, and those of unreserved characters are decoded ("%7E" → "~"; "%2F"
+// stays). In a pattern, '*' is the wildcard and a final '$' the anchor, so
+// only a '$' elsewhere is encoded; in a path both are encoded ("%2A",
+// "%24"), so a pattern matches them literally only in encoded form. It
+// returns s itself when nothing changes.
+func escape(s string, pattern bool) string {
 	i := 0
 	for ; i < len(s); i++ {
-		c := s[i]
-		if needsEscape(c) {
+		if change(s, i, pattern) {
 			break
-		}
-		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			if v := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(v) || isLowerHex(s[i+1]) || isLowerHex(s[i+2]) {
-				break
-			}
 		}
 	}
 	if i == len(s) {
@@ -246,7 +243,7 @@ func escape(s string) string {
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case needsEscape(c):
+		case encode(s, i, pattern):
 			b.WriteByte('%')
 			b.WriteByte(upperHex[c>>4])
 			b.WriteByte(upperHex[c&15])
@@ -267,13 +264,30 @@ func escape(s string) string {
 	return b.String()
 }
 
-func needsEscape(c byte) bool {
+// change reports whether escape changes s at i.
+func change(s string, i int, pattern bool) bool {
+	if encode(s, i, pattern) {
+		return true
+	}
+	if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+		return isUnreserved(unhex(s[i+1])<<4|unhex(s[i+2])) || isLowerHex(s[i+1]) || isLowerHex(s[i+2])
+	}
+	return false
+}
+
+// encode reports whether the octet at s[i] is to be percent-encoded.
+func encode(s string, i int, pattern bool) bool {
+	c := s[i]
 	if c <= ' ' || c >= 0x7f {
 		return true
 	}
 	switch c {
 	case '"', '<', '>', '\\', '^', '`', '{', '|', '}':
 		return true
+	case '*':
+		return !pattern
+	case '$':
+		return !pattern || i != len(s)-1
 	}
 	return false
 }

@@ -144,12 +144,12 @@ func Parse(body []byte) *Rules {
 			if value == "" {
 				continue // an empty pattern matches nothing
 			}
-			g.rules = append(g.rules, newRule(escape(value), allow, line))
+			g.rules = append(g.rules, newRule(escape(value, true), allow, line))
 			if allow {
 				// Google: "/index.html" and "/index.htm" stand for the
 				// directory as well: Allow: /d/index.html allows /d/ too.
 				if j := strings.LastIndexByte(value, '/'); j >= 0 && strings.HasPrefix(value[j:], "/index.htm") {
-					g.rules = append(g.rules, newRule(escape(value[:j+1])+"$", true, line))
+					g.rules = append(g.rules, newRule(escape(value[:j+1], true)+"$", true, line))
 				}
 			}
 		case keyCrawlDelay:
