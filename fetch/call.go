@@ -1,0 +1,76 @@
+package fetch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/provenance"
+)
+
+// callInfo is what one Get tells the layers below through the request context.
+type callInfo struct {
+	kind    Kind
+	source  *Source // resolved admitted hosts, params and credential
+	referer string  // for images (S7)
+	accept  string  // replaces the Identity's Accept when set
+	rec     *recorder
+}
+
+type callKey struct{}
+
+func withCall(ctx context.Context, c *callInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+func callFrom(ctx context.Context) *callInfo {
+	c, _ := ctx.Value(callKey{}).(*callInfo)
+	return c
+}
+
+func recorderFrom(ctx context.Context) *recorder {
+	if c := callFrom(ctx); c != nil {
+		return c.rec
+	}
+	return nil
+}
+
+// recorder collects, for one Get, the hops and the time spent at each stage.
+type recorder struct {
+	mu   sync.Mutex
+	hops []provenance.Hop
+	t    Timings
+}
+
+func (r *recorder) addWait(d time.Duration) {
+	r.mu.Lock()
+	r.t.Wait += d
+	r.mu.Unlock()
+}
+
+func (r *recorder) addHop(h provenance.Hop, t Timings) {
+	r.mu.Lock()
+	r.hops = append(r.hops, h)
+	r.t.DNS += t.DNS
+	r.t.Connect += t.Connect
+	r.t.TLS += t.TLS
+	r.t.FirstByte += t.FirstByte
+	r.mu.Unlock()
+}
+
+func (r *recorder) snapshot() ([]provenance.Hop, Timings) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]provenance.Hop(nil), r.hops...), r.t
+}
+
+// Timings says where the time of one Get went. Each stage is summed over the
+// hops of the Get; DNS, Connect and TLS are zero for a reused connection.
+type Timings struct {
+	Wait      time.Duration // waiting for the pacer (the host's interval, another request in flight)
+	DNS       time.Duration // resolving host names
+	Connect   time.Duration // TCP connects
+	TLS       time.Duration // TLS handshakes
+	FirstByte time.Duration // from the request written to the first response byte
+	Total     time.Duration // the whole Get, body included
+}

@@ -1,0 +1,169 @@
+package fetch
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// Validator holds the validators a server gave for one URL (D4).
+type Validator struct {
+	ETag         string // the ETag header, as received
+	LastModified string // the Last-Modified header, as received
+}
+
+// Store keeps validators per URL. Implementations must be safe for concurrent use;
+// [MemoryStore] is the in-memory one, and fetchtest.Run checks any other.
+type Store interface {
+	// Get returns the validators kept for key, and whether there are any.
+	Get(ctx context.Context, key string) (Validator, bool, error)
+	// Put keeps v for key, replacing what was there.
+	Put(ctx context.Context, key string, v Validator) error
+	// Delete forgets key; deleting an unknown key is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// DefaultMaxValidators bounds a zero MemoryStore.
+const DefaultMaxValidators = 100_000
+
+// MemoryStore is a [Store] in memory, bounded to Max entries: past that, an
+// arbitrary entry is forgotten for each new one (a forgotten validator only costs
+// one unconditional GET). The zero value is ready to use with DefaultMaxValidators.
+// It is safe for concurrent use.
+type MemoryStore struct {
+	Max int // 0: DefaultMaxValidators
+
+	mu sync.Mutex
+	m  map[string]Validator
+}
+
+// Get implements [Store].
+func (s *MemoryStore) Get(_ context.Context, key string) (Validator, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	return v, ok, nil
+}
+
+// Put implements [Store].
+func (s *MemoryStore) Put(_ context.Context, key string, v Validator) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string]Validator)
+	}
+	limit := s.Max
+	if limit <= 0 {
+		limit = DefaultMaxValidators
+	}
+	if _, ok := s.m[key]; !ok {
+		for k := range s.m {
+			if len(s.m) < limit {
+				break
+			}
+			delete(s.m, k)
+		}
+	}
+	s.m[key] = v
+	return nil
+}
+
+// Delete implements [Store].
+func (s *MemoryStore) Delete(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
+}
+
+// Len returns the number of URLs with validators.
+func (s *MemoryStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// Validators is the conditional-GET layer (D4): a GET for a URL with validators in
+// the Store goes out with If-None-Match and If-Modified-Since, so an unchanged
+// resource answers 304 with no body. A 200's ETag and Last-Modified are kept only
+// once its body has been read to EOF, so a truncated read never turns the next GET
+// into a 304 for content we do not have. A Store error makes the request
+// unconditional (it costs bandwidth, never correctness).
+//
+// The zero Validators keeps validators in a private [MemoryStore]. Set the fields
+// before the first RoundTrip; a Validators is safe for concurrent use.
+type Validators struct {
+	Next  http.RoundTripper // nil: http.DefaultTransport
+	Store Store             // nil: a MemoryStore made on first use
+
+	mem MemoryStore
+}
+
+func (v *Validators) store() Store {
+	if v.Store != nil {
+		return v.Store
+	}
+	return &v.mem
+}
+
+// ValidatorKey is the Store key of a request: its URL without fragment.
+func ValidatorKey(req *http.Request) string {
+	u := *req.URL
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// RoundTrip adds the conditional headers when validators are known, and arranges
+// for a complete 200's validators to be kept.
+func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != "" {
+		return next(v.Next).RoundTrip(req)
+	}
+	ctx := req.Context()
+	key := ValidatorKey(req)
+	st := v.store()
+	if val, ok, err := st.Get(ctx, key); err == nil && ok && (val.ETag != "" || val.LastModified != "") {
+		r := req.Clone(ctx)
+		if val.ETag != "" {
+			r.Header.Set("If-None-Match", val.ETag)
+		}
+		if val.LastModified != "" {
+			r.Header.Set("If-Modified-Since", val.LastModified)
+		}
+		req = r
+	}
+	resp, err := next(v.Next).RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusOK {
+		val := Validator{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+		if val.ETag != "" || val.LastModified != "" {
+			resp.Body = &keepOnEOF{rc: resp.Body, put: func() { _ = st.Put(context.WithoutCancel(ctx), key, val) }}
+		}
+	}
+	return resp, nil
+}
+
+// keepOnEOF calls put once when the body reaches a clean EOF.
+type keepOnEOF struct {
+	rc  io.ReadCloser
+	put func()
+	bad bool
+	did bool
+}
+
+func (b *keepOnEOF) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF && !b.bad && !b.did:
+		b.did = true
+		b.put()
+	case err != nil && err != io.EOF:
+		b.bad = true
+	}
+	return n, err
+}
+
+func (b *keepOnEOF) Close() error { return b.rc.Close() }

@@ -1,0 +1,42 @@
+// Package fetch is politefetch's politeness chain: one HTTP client that is
+// identified, paced per host, obedient to robots.txt and to refusals, safe against
+// SSRF, bounded in time and bytes, and able to prove what it read.
+//
+// A Go service replaces its http.Client with a [Client] built from a [Policy]:
+//
+//	pol := fetch.Digest()                          // or StrictNews(), Vault(), or your own
+//	c, err := fetch.New(pol)
+//	if err != nil { ... }
+//	defer c.Close()
+//	res, err := c.Get(ctx, "https://publisher.example/feed.xml", fetch.AsKind(fetch.KindFeed))
+//	var refused *fetch.RefusedError
+//	switch {
+//	case errors.As(err, &refused): // we chose not to ask: robots, cool-down, policy
+//	case err != nil:               // network, TLS, time-out, or a body we could not read in full
+//	case res.NotModified:          // 304: nothing to parse (D4)
+//	case res.Complete():           // a final 200 received in full, decoded, with a media type (V12)
+//	}
+//
+// One Get goes, hop by hop:
+//
+//  1. URL policy: https only, host admitted, tracking parameters stripped (V10).
+//  2. Redirect policy (http.Client.CheckRedirect): at most N hops, https, admitted
+//     hosts, no undeclared parameter added, no Referer or credential carried over.
+//  3. For every hop, the layers, each an [http.RoundTripper] also usable on its own:
+//     [RobotsGate] (robots.txt, fetched first through the layers below it),
+//     [LedgerGate] (cool-downs and suspensions; every response observed),
+//     [Pacer] (start-to-start interval per host, one in flight, FIFO),
+//     [Identity] (exactly User-Agent, Accept, Accept-Encoding: identity and the
+//     credential where admitted) and [Validators] (conditional GET).
+//  4. The base transport: no proxy, no compression of its own, one connection per
+//     host, every address checked at connect time, TLS roots as configured.
+//  5. The body: read within the wire and decoded caps, content-codings removed by
+//     us, completeness and media type checked, a provenance.Proof filled.
+//
+// A refusal we make is a *[RefusedError] (errors.As), whose Reason also matches a
+// sentinel (errors.Is(err, fetch.ErrCooldown)). A refusal the server makes is a
+// [Result] the ledger has already learned from.
+//
+// Time comes from an injectable clock ([WithClock]); every wait ends with its
+// context.
+package fetch

@@ -1,0 +1,123 @@
+package fetch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Reason says why the chain refused a request before (or instead of) sending it.
+type Reason int
+
+// The reasons for a refusal we make ourselves. The zero Reason is not used.
+const (
+	Robots           Reason = iota + 1 // robots.txt forbids the URL (or the whole site)
+	Cooldown                           // the host is cooling down after a refusal
+	Suspended                          // the host is suspended for this kind of request
+	BlockedAddr                        // the host resolves to, or connects to, a non-public address
+	NotHTTPS                           // the URL (or a redirect) is not https
+	HostNotAdmitted                    // the host is not admitted for the source
+	UndeclaredParam                    // a redirect added a query parameter the source did not declare
+	TooManyRedirects                   // the redirect limit was reached
+)
+
+var reasonNames = [...]string{
+	Robots:           "robots",
+	Cooldown:         "cool-down",
+	Suspended:        "suspended",
+	BlockedAddr:      "blocked address",
+	NotHTTPS:         "not https",
+	HostNotAdmitted:  "host not admitted",
+	UndeclaredParam:  "undeclared parameter",
+	TooManyRedirects: "too many redirects",
+}
+
+// String returns the reason in words, for example "cool-down".
+func (r Reason) String() string {
+	if r > 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("reason(%d)", int(r))
+}
+
+// Sentinels matching each [Reason] with [errors.Is]: errors.Is(err, fetch.ErrCooldown)
+// holds for every *RefusedError whose Reason is Cooldown.
+var (
+	ErrRobots           = errors.New("fetch: disallowed by robots.txt")
+	ErrCooldown         = errors.New("fetch: host is cooling down")
+	ErrSuspended        = errors.New("fetch: host is suspended")
+	ErrBlockedAddr      = errors.New("fetch: address is not public")
+	ErrNotHTTPS         = errors.New("fetch: not https")
+	ErrHostNotAdmitted  = errors.New("fetch: host not admitted for the source")
+	ErrUndeclaredParam  = errors.New("fetch: redirect adds an undeclared query parameter")
+	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+)
+
+// Errors about a response body that arrived but may not be deposited (V12). They are
+// returned by [Result.Depositable], and by [Client.Get] beside the Result when the body
+// could not be read in full within bounds.
+var (
+	ErrNotOK           = errors.New("fetch: final status is not 200")
+	ErrNoMediaType     = errors.New("fetch: response has no media type")
+	ErrTruncated       = errors.New("fetch: body truncated")
+	ErrUnknownCoding   = errors.New("fetch: unknown content-coding")
+	ErrWireTooLarge    = errors.New("fetch: body exceeds the wire byte limit")
+	ErrDecodedTooLarge = errors.New("fetch: decoded body exceeds the byte limit")
+)
+
+func (r Reason) sentinel() error {
+	switch r {
+	case Robots:
+		return ErrRobots
+	case Cooldown:
+		return ErrCooldown
+	case Suspended:
+		return ErrSuspended
+	case BlockedAddr:
+		return ErrBlockedAddr
+	case NotHTTPS:
+		return ErrNotHTTPS
+	case HostNotAdmitted:
+		return ErrHostNotAdmitted
+	case UndeclaredParam:
+		return ErrUndeclaredParam
+	case TooManyRedirects:
+		return ErrTooManyRedirects
+	}
+	return nil
+}
+
+// RefusedError is a refusal the chain made itself: nothing was sent for the refused
+// request (for BlockedAddr, no connection was opened). Match it with [errors.As], or
+// its reason with [errors.Is] and the Err… sentinels.
+type RefusedError struct {
+	Host   string    // the normalised host (or site) key
+	URL    string    // the URL refused, when known
+	Reason Reason    // why
+	Until  time.Time // when the refusal ends; zero when it does not end by itself
+	Err    error     // the underlying cause (a robots or backoff refusal, a dial error), or nil
+}
+
+// Error describes the refusal in one lowercase line.
+func (e *RefusedError) Error() string {
+	s := "fetch: refused " + e.Host + ": " + e.Reason.String()
+	if !e.Until.IsZero() {
+		s += " until " + e.Until.UTC().Format(time.RFC3339)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the reason's sentinel and the underlying cause.
+func (e *RefusedError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if s := e.Reason.sentinel(); s != nil {
+		errs = append(errs, s)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}

@@ -1,0 +1,199 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/hostkey"
+	"github.com/politefetch/politefetch/robots"
+)
+
+// RobotsChecker is what [RobotsGate] consults; *robots.Cache satisfies it.
+type RobotsChecker interface {
+	// Allow returns nil when u may be fetched, else an error matching
+	// robots.ErrDisallowed (or the context's error).
+	Allow(ctx context.Context, u *url.URL) error
+	// CrawlDelay returns the host's Crawl-delay for us, if it sets one.
+	CrawlDelay(ctx context.Context, host string) (time.Duration, bool)
+}
+
+// RobotsGate is the layer that asks robots.txt before every request (S3, D1, V11):
+// a refused URL gets a *[RefusedError] with Reason Robots and nothing is sent; an
+// allowed one goes on with the host's Crawl-delay handed to the [Pacer] below,
+// which lengthens the interval (V7). The robots.txt fetch itself goes through the
+// chain the RobotsChecker was given, never through this gate.
+//
+// Robots is required: a RobotsGate without one refuses every request. Set the
+// fields before the first RoundTrip; a RobotsGate is safe for concurrent use.
+type RobotsGate struct {
+	Next   http.RoundTripper // nil: http.DefaultTransport
+	Robots RobotsChecker     // required
+}
+
+// errNoRobots is returned by a RobotsGate without Robots.
+var errNoRobots = errors.New("fetch: RobotsGate has no RobotsChecker")
+
+// RoundTrip checks req.URL against robots.txt, then passes req on.
+func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.Robots == nil {
+		closeBody(req)
+		return nil, errNoRobots
+	}
+	ctx := req.Context()
+	host, herr := hostkey.FromURL(req.URL)
+	if herr != nil {
+		closeBody(req)
+		return nil, herr
+	}
+	if err := g.Robots.Allow(ctx, req.URL); err != nil {
+		closeBody(req)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
+		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Robots, Err: err}
+		switch {
+		case errors.Is(err, robots.ErrNotHTTPS):
+			re.Reason = NotHTTPS
+		default:
+			var rr *robots.RefusalError
+			if errors.As(err, &rr) && rr.Outcome == robots.DisallowAll {
+				re.Until = rr.RetryAt
+			}
+		}
+		return nil, re
+	}
+	if d, ok := g.Robots.CrawlDelay(ctx, req.URL.Host); ok && d > 0 {
+		req = req.WithContext(withMinGap(ctx, d))
+	}
+	return next(g.Next).RoundTrip(req)
+}
+
+// Ledger is what [LedgerGate] consults and teaches; *backoff.Ledger satisfies it.
+type Ledger interface {
+	Check(ctx context.Context, host string, kind backoff.Kind, now time.Time) backoff.Decision
+	Observe(ctx context.Context, host string, o backoff.Outcome, now time.Time) (backoff.Event, error)
+}
+
+// LedgerGate is the layer that keeps a host's refusals (S4, D5, V12): a request to
+// a host that is cooling down, or suspended for this kind, gets a *[RefusedError]
+// (Reason Cooldown or Suspended, with Until) and nothing is sent; every response is
+// shown to the ledger — status, Retry-After and the first backoff.ChallengePeek
+// bytes of the body, which the caller still reads in full — before it is returned.
+// A response is never turned into an error: a 429 comes back as a 429.
+//
+// With CheckOnly set the gate only checks cool-downs (not suspensions, not
+// observing): the client puts one below its Pacer, so a request that waited its
+// turn while another one was refused is not sent into the new cool-down.
+//
+// Ledger is required: a LedgerGate without one refuses every request. Set the
+// fields before the first RoundTrip; a LedgerGate is safe for concurrent use.
+type LedgerGate struct {
+	Next      http.RoundTripper // nil: http.DefaultTransport
+	Ledger    Ledger            // required
+	Clock     clock.Clock       // nil: real time
+	CheckOnly bool
+}
+
+var errNoLedger = errors.New("fetch: LedgerGate has no Ledger")
+
+// kindOf returns the kind of req: robots for "/robots.txt", else the Get's kind.
+func kindOf(req *http.Request) Kind {
+	if req.URL.Path == "/robots.txt" {
+		return KindRobots
+	}
+	if c := callFrom(req.Context()); c != nil {
+		return c.kind
+	}
+	return KindArticle
+}
+
+// RoundTrip checks the ledger, passes req on, and lets the ledger observe the
+// response.
+func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.Ledger == nil {
+		closeBody(req)
+		return nil, errNoLedger
+	}
+	ctx := req.Context()
+	clk := clock.Or(g.Clock)
+	host, err := hostkey.FromURL(req.URL)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	kind := kindOf(req).ledger()
+	checkKind := kind
+	if g.CheckOnly {
+		checkKind = backoff.Robots // cool-downs bind every kind; suspension was decided above
+	}
+	if d := g.Ledger.Check(ctx, host, checkKind, clk.Now()); !d.Allowed {
+		closeBody(req)
+		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Cooldown, Until: d.Until, Err: d.Err()}
+		if d.Reason == backoff.Suspended {
+			re.Reason = Suspended
+		}
+		return nil, re
+	}
+	resp, err := next(g.Next).RoundTrip(req)
+	if err != nil || g.CheckOnly {
+		return resp, err
+	}
+	var prefix []byte
+	if resp.StatusCode != http.StatusNotModified && req.Method != http.MethodHead {
+		prefix, resp.Body = peek(resp.Body, backoff.ChallengePeek)
+	}
+	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
+	_, _ = g.Ledger.Observe(context.WithoutCancel(ctx), host, o, clk.Now())
+	return resp, nil
+}
+
+// peek reads up to n bytes of body and returns them with a body that still yields
+// every byte. A read error is kept for the caller to meet after the prefix.
+func peek(body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
+	buf := make([]byte, n)
+	got := 0
+	var err error
+	for got < n && err == nil {
+		var k int
+		k, err = body.Read(buf[got:])
+		got += k
+	}
+	buf = buf[:got]
+	pb := &peekedBody{r: bytes.NewReader(buf), rc: body}
+	switch {
+	case err == io.EOF:
+		pb.eof = true
+	case err != nil:
+		pb.err = err
+	}
+	return buf, pb
+}
+
+type peekedBody struct {
+	r   *bytes.Reader
+	rc  io.ReadCloser
+	err error
+	eof bool
+}
+
+func (b *peekedBody) Read(p []byte) (int, error) {
+	if b.r.Len() > 0 {
+		return b.r.Read(p)
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.eof {
+		return 0, io.EOF
+	}
+	return b.rc.Read(p)
+}
+
+func (b *peekedBody) Close() error { return b.rc.Close() }

@@ -1,0 +1,69 @@
+package fetch
+
+import (
+	"net/netip"
+	"regexp"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// loopback is the address allow-list of tests: politetest lives on 127.0.0.1.
+var loopback = netip.MustParsePrefix("127.0.0.0/8")
+
+// testPolicy returns preset with a short interval and an info page, for tests that
+// would otherwise wait a second per request.
+func testPolicy(preset Policy, interval time.Duration) Policy {
+	p := preset
+	if p.InfoURL == "" {
+		p.InfoURL = "https://crawler.example/about"
+	}
+	p.Interval, p.IntervalMax = interval, 0
+	if preset.IntervalMax > preset.Interval {
+		p.IntervalMax = interval * 2
+	}
+	return p
+}
+
+// newClient builds a Client over web: its resolver, dialer and CA, loopback
+// admitted.
+func newClient(t testing.TB, web *politetest.Web, p Policy, opts ...Option) *Client {
+	t.Helper()
+	all := append([]Option{
+		WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs()), WithAllowPrefixes(loopback),
+	}, opts...)
+	c, err := New(p, all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// auditPolicy is what the auditor checks for p: its interval (less a little slack
+// for arrival jitter), one in flight, one connection, its header set, its agent.
+func auditPolicy(p Policy) politetest.Policy {
+	ap := politetest.Policy{
+		Interval:     p.Interval,
+		MaxInFlight:  1,
+		StrictRobots: p.Robots.Status != 0,
+		UserAgent:    regexp.MustCompile("^" + regexp.QuoteMeta(p.UserAgent()) + "$"),
+		RobotsAgent:  p.Name,
+		Slack:        p.Interval / 5,
+	}
+	ap.AllowedHeaders = []string{"User-Agent", "Accept", "Accept-Encoding"}
+	if !p.NoConditional {
+		ap.AllowedHeaders = append(ap.AllowedHeaders, "If-None-Match", "If-Modified-Since")
+	}
+	if p.Credential.Header != "" {
+		ap.AllowedHeaders = append(ap.AllowedHeaders, p.Credential.Header)
+	}
+	return ap
+}

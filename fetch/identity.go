@@ -1,0 +1,63 @@
+package fetch
+
+import (
+	"net/http"
+
+	"github.com/politefetch/politefetch/internal/hostkey"
+)
+
+// Identity is the layer that sets the request headers, and only them (V9, S1, D3):
+// User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
+// configured and the host is one of its hosts (V9b), and a Referer for an image
+// fetched for an article (S7). Every other header the request carries — a cookie, a
+// Referer added by a redirect, a copied credential — is dropped, and the request is
+// never marked "Connection: close". Layers below (validators) may add conditional
+// headers.
+//
+// The zero Identity sends DefaultAccept and an empty User-Agent, which Go's
+// transport would replace with its own: always set UserAgent. Set the fields before
+// the first RoundTrip; an Identity is safe for concurrent use.
+type Identity struct {
+	Next       http.RoundTripper // nil: http.DefaultTransport
+	UserAgent  string            // the full User-Agent, see Policy.UserAgent
+	Accept     string            // empty: DefaultAccept
+	Credential Credential        // replaced per call by a Get's Source
+}
+
+// RoundTrip sends a clone of req carrying exactly the identity headers. req is not
+// modified.
+func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	call := callFrom(ctx)
+	r := req.Clone(ctx)
+	r.Close = false
+	h := make(http.Header, 4)
+	ua := id.UserAgent
+	if ua == "" {
+		ua = " " // never let Go's transport add its own
+	}
+	h["User-Agent"] = []string{ua}
+	accept := id.Accept
+	if call != nil && call.accept != "" {
+		accept = call.accept
+	}
+	if accept == "" {
+		accept = DefaultAccept
+	}
+	h["Accept"] = []string{accept}
+	h["Accept-Encoding"] = []string{"identity"}
+	cred := &id.Credential
+	if call != nil && call.source != nil {
+		cred = &call.source.Credential
+	}
+	if cred.Header != "" && len(cred.Hosts) > 0 {
+		if k, err := hostkey.FromURL(r.URL); err == nil && hostIn(k, cred.Hosts) {
+			h.Set(cred.Header, cred.Value)
+		}
+	}
+	if call != nil && call.referer != "" {
+		h["Referer"] = []string{call.referer}
+	}
+	r.Header = h
+	return next(id.Next).RoundTrip(r)
+}

@@ -1,0 +1,293 @@
+package fetch
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/hostkey"
+)
+
+// Pacer is the layer that paces requests per host (D2, S2, V7, P1): the start of
+// one request to a host and the start of the next are at least Interval apart (a
+// random draw in [Interval, IntervalMax] when a band is set), or longer when a
+// robots.txt Crawl-delay or the ledger asks for longer; at most InFlight requests
+// are in flight to one host; waiting goroutines go in first-come, first-served
+// order; a wait ends early when the request's context is done.
+//
+// A request holds its in-flight slot until its response body reaches EOF or is
+// closed, so the caller must close every body, as [http.Client] requires anyway.
+// Pacing state of a host is released once the host is idle and its interval has
+// passed, so memory follows the hosts in use, not the hosts ever seen.
+//
+// The zero Pacer paces at DefaultInterval, one in flight per host, over
+// [http.DefaultTransport]. Set the fields before the first RoundTrip; a Pacer is
+// safe for concurrent use and must not be copied after first use. Pacing holds
+// across every goroutine sharing one Pacer (P1).
+type Pacer struct {
+	Next        http.RoundTripper // nil: http.DefaultTransport
+	Interval    time.Duration     // 0: DefaultInterval
+	IntervalMax time.Duration     // > Interval: random band [Interval, IntervalMax]
+	InFlight    int               // 0: DefaultInFlight
+	PerSite     bool              // key by registrable domain instead of host
+	Clock       clock.Clock       // nil: real time
+
+	mu    sync.Mutex
+	hosts map[string]*paceState
+	ops   int
+}
+
+type paceState struct {
+	last     time.Time     // start of the latest request
+	gap      time.Duration // drawn interval after last
+	maxMin   time.Duration // longest per-request minimum seen (Crawl-delay, ledger)
+	inflight int
+	queue    []*paceWaiter
+}
+
+type paceWaiter struct {
+	wake chan struct{}
+	min  time.Duration
+}
+
+func (p *Pacer) limits() (lo, hi time.Duration, n int) {
+	lo, hi, n = p.Interval, p.IntervalMax, p.InFlight
+	if lo <= 0 {
+		lo = DefaultInterval
+	}
+	if hi < lo {
+		hi = lo
+	}
+	if n <= 0 {
+		n = DefaultInFlight
+	}
+	return lo, hi, n
+}
+
+func (p *Pacer) draw() time.Duration {
+	lo, hi, _ := p.limits()
+	if hi <= lo {
+		return lo
+	}
+	return lo + rand.N(hi-lo+1)
+}
+
+// Key returns the pacing key of u: its normalised host, or its registrable domain
+// when PerSite is set.
+func (p *Pacer) Key(u *url.URL) (string, error) { return pacingKey(u, p.PerSite) }
+
+func pacingKey(u *url.URL, perSite bool) (string, error) {
+	k, err := hostkey.FromURL(u)
+	if err != nil {
+		return "", err
+	}
+	if perSite {
+		return hostkey.Site(k), nil
+	}
+	return k, nil
+}
+
+// Wait blocks until a request to key may start, taking an in-flight slot, and
+// returns the function that gives the slot back (call it exactly once; further
+// calls do nothing) and how long it waited. min lengthens the interval before this
+// request (a Crawl-delay). It returns ctx.Err() if ctx ends first.
+func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
+	clk := clock.Or(p.Clock)
+	start := clk.Now()
+	_, _, n := p.limits()
+	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
+
+	p.mu.Lock()
+	if p.hosts == nil {
+		p.hosts = make(map[string]*paceState)
+	}
+	p.sweepLocked(start)
+	st := p.hosts[key]
+	if st == nil {
+		st = &paceState{}
+		p.hosts[key] = st
+	}
+	st.queue = append(st.queue, w)
+	for {
+		var timer <-chan time.Time
+		if st.queue[0] == w && st.inflight < n {
+			now := clk.Now()
+			gap := max(st.gap, w.min)
+			ready := st.last.Add(gap)
+			if st.last.IsZero() || !now.Before(ready) {
+				st.queue = st.queue[1:]
+				st.inflight++
+				st.last = now
+				st.gap = p.draw()
+				st.maxMin = max(st.maxMin, w.min)
+				p.wakeHeadLocked(st)
+				p.mu.Unlock()
+				var once sync.Once
+				return func() { once.Do(func() { p.release(key) }) }, now.Sub(start), nil
+			}
+			timer = clk.After(ready.Sub(now))
+		}
+		p.mu.Unlock()
+		select {
+		case <-w.wake:
+		case <-timer:
+		case <-ctx.Done():
+			p.mu.Lock()
+			for i, q := range st.queue {
+				if q == w {
+					st.queue = append(st.queue[:i], st.queue[i+1:]...)
+					if i == 0 {
+						p.wakeHeadLocked(st)
+					}
+					break
+				}
+			}
+			p.mu.Unlock()
+			return nil, clk.Now().Sub(start), ctx.Err()
+		}
+		p.mu.Lock()
+	}
+}
+
+func (p *Pacer) wakeHeadLocked(st *paceState) {
+	if len(st.queue) > 0 {
+		select {
+		case st.queue[0].wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *Pacer) release(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.hosts[key]
+	if st == nil {
+		return
+	}
+	st.inflight--
+	p.wakeHeadLocked(st)
+}
+
+// sweepLocked drops the state of idle hosts whose interval has passed. It runs
+// once per len(hosts) calls, so its cost per request stays constant.
+func (p *Pacer) sweepLocked(now time.Time) {
+	p.ops++
+	if p.ops < len(p.hosts)+64 {
+		return
+	}
+	p.ops = 0
+	for k, st := range p.hosts {
+		if st.inflight == 0 && len(st.queue) == 0 && !now.Before(st.last.Add(max(st.gap, st.maxMin))) {
+			delete(p.hosts, k)
+		}
+	}
+}
+
+// Hosts returns how many hosts the Pacer holds state for (busy, or idle within
+// their interval, or not yet swept).
+func (p *Pacer) Hosts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.hosts)
+}
+
+// RoundTrip waits for the request's turn at its host, then sends it down the chain.
+// A wait cut short by the context returns the context's error, with req.Body closed.
+func (p *Pacer) RoundTrip(req *http.Request) (*http.Response, error) {
+	return p.roundTrip(p.Next, req)
+}
+
+func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
+	key, err := pacingKey(req.URL, p.PerSite)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	ctx := req.Context()
+	release, waited, err := p.Wait(ctx, key, minGapFrom(ctx))
+	if rec := recorderFrom(ctx); rec != nil {
+		rec.addWait(waited)
+	}
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	// The interval counts from the moment the request is on the wire, not from the
+	// grant: a new connection's handshake must not eat into the next interval.
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { p.markStart(key) }}
+	resp, err := next(nextRT).RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp.Body = &releaseBody{rc: resp.Body, release: release}
+	return resp, nil
+}
+
+// markStart moves the host's last start to now, if later: the request has just
+// been written.
+func (p *Pacer) markStart(key string) {
+	now := clock.Or(p.Clock).Now()
+	p.mu.Lock()
+	if st := p.hosts[key]; st != nil && now.After(st.last) {
+		st.last = now
+	}
+	p.mu.Unlock()
+}
+
+// releaseBody gives the in-flight slot back at EOF, at the first read error, or at
+// Close, whichever comes first.
+type releaseBody struct {
+	rc      io.ReadCloser
+	release func()
+}
+
+func (b *releaseBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.release()
+	}
+	return n, err
+}
+
+func (b *releaseBody) Close() error {
+	err := b.rc.Close()
+	b.release()
+	return err
+}
+
+type minGapKey struct{}
+
+// withMinGap records a per-request minimum interval (a Crawl-delay, a ledger's
+// demand) for the Pacer below; the longest one given wins.
+func withMinGap(ctx context.Context, d time.Duration) context.Context {
+	if d <= minGapFrom(ctx) {
+		return ctx
+	}
+	return context.WithValue(ctx, minGapKey{}, d)
+}
+
+func minGapFrom(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(minGapKey{}).(time.Duration)
+	return d
+}
+
+func next(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		return http.DefaultTransport
+	}
+	return rt
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

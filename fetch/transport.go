@@ -1,0 +1,202 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/netguard"
+	"github.com/politefetch/politefetch/provenance"
+)
+
+// Resolver looks up a host's addresses; network is "ip", "ip4" or "ip6".
+// *net.Resolver satisfies it (and so does a politetest web).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// DialFunc connects to an "ip:port" address. nil means a net.Dialer.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// baseConfig is what the base transport is built from.
+type baseConfig struct {
+	resolver  Resolver
+	dial      DialFunc
+	roots     *x509.CertPool
+	allow     []netip.Prefix
+	dnsTTL    time.Duration
+	inFlight  int
+	firstByte time.Duration
+	allowHTTP bool
+}
+
+// newBase returns the base transport of the chain: no proxy, no compression of
+// its own, at most inFlight connections per host, every address checked at connect
+// time by the netguard dialer (V10, D8), TLS verified against roots (nil: the
+// system's), HTTP/1.1.
+func newBase(c baseConfig) *http.Transport {
+	var res netguard.Resolver = &netguard.DNSCache{TTL: c.dnsTTL}
+	if c.resolver != nil {
+		res = &netguard.DNSCache{Resolver: c.resolver, TTL: c.dnsTTL}
+	}
+	d := &netguard.Dialer{
+		Guard:    &netguard.Guard{Allow: c.allow},
+		Resolver: timedResolver{res},
+		Dial:     c.dial,
+		Timeout:  15 * time.Second,
+	}
+	t := &http.Transport{
+		Proxy:                  nil, // never from the environment (D10)
+		DisableCompression:     true,
+		MaxConnsPerHost:        c.inFlight,
+		MaxIdleConns:           1000,
+		MaxIdleConnsPerHost:    c.inFlight,
+		IdleConnTimeout:        90 * time.Second,
+		ResponseHeaderTimeout:  c.firstByte,
+		MaxResponseHeaderBytes: 64 << 10,
+		TLSHandshakeTimeout:    15 * time.Second,
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialTLS(ctx, d, c.roots, network, addr)
+		},
+	}
+	if c.allowHTTP {
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialPlain(ctx, d, network, addr)
+		}
+	} else {
+		t.DialContext = func(context.Context, string, string) (net.Conn, error) {
+			return nil, ErrNotHTTPS
+		}
+	}
+	return t
+}
+
+// tracedConn is a connection that remembers how it was made: the address it
+// reached, when its TLS handshake completed, and how long each step took.
+type tracedConn struct {
+	net.Conn
+	tls         *tls.Conn // nil for plain http
+	ip          netip.Addr
+	handshakeAt time.Time
+	dns, tcp    time.Duration
+	handshake   time.Duration
+}
+
+type dnsTimeKey struct{}
+
+// timedResolver adds each lookup's duration to the *time.Duration in the context.
+type timedResolver struct{ r netguard.Resolver }
+
+func (t timedResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	start := time.Now()
+	a, err := t.r.LookupNetIP(ctx, network, host)
+	if p, ok := ctx.Value(dnsTimeKey{}).(*time.Duration); ok {
+		*p += time.Since(start)
+	}
+	return a, err
+}
+
+func dialPlain(ctx context.Context, d *netguard.Dialer, network, addr string) (*tracedConn, error) {
+	var dns time.Duration
+	start := time.Now()
+	raw, err := d.DialContext(context.WithValue(ctx, dnsTimeKey{}, &dns), network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := &tracedConn{Conn: raw, dns: dns, tcp: time.Since(start) - dns}
+	if ap, err := netip.ParseAddrPort(raw.RemoteAddr().String()); err == nil {
+		tc.ip = ap.Addr().Unmap()
+	}
+	return tc, nil
+}
+
+func dialTLS(ctx context.Context, d *netguard.Dialer, roots *x509.CertPool, network, addr string) (net.Conn, error) {
+	tc, err := dialPlain(ctx, d, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	cfg := &tls.Config{
+		ServerName: host,
+		RootCAs:    roots,
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"},
+	}
+	conn := tls.Client(tc.Conn, cfg)
+	hctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := conn.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	tc.handshake = time.Since(start)
+	tc.handshakeAt = time.Now().UTC()
+	tc.Conn, tc.tls = conn, conn
+	return tc, nil
+}
+
+// hopRecorder is the bottom layer of a Client's chain: it records every request
+// that reached the wire as a provenance.Hop with its timings, fills resp.TLS, and
+// turns a refused address into a *RefusedError with Reason BlockedAddr.
+type hopRecorder struct {
+	next http.RoundTripper
+}
+
+func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	var conn *tracedConn
+	var reused bool
+	var wrote, first time.Time
+	trace := &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) {
+			conn, _ = i.Conn.(*tracedConn)
+			reused = i.Reused
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { wrote = time.Now() },
+		GotFirstResponseByte: func() { first = time.Now() },
+	}
+	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	if err != nil {
+		var be *netguard.BlockedError
+		if errors.As(err, &be) {
+			host := req.URL.Hostname()
+			return nil, &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: BlockedAddr, Err: err}
+		}
+		return nil, err
+	}
+	var cs *tls.ConnectionState
+	if conn != nil && conn.tls != nil {
+		s := conn.tls.ConnectionState()
+		cs = &s
+		if resp.TLS == nil {
+			resp.TLS = cs
+		}
+	}
+	if rec := recorderFrom(ctx); rec != nil {
+		var t Timings
+		var ip netip.Addr
+		var at time.Time
+		if conn != nil {
+			ip, at = conn.ip, conn.handshakeAt
+			if !reused {
+				t.DNS, t.Connect, t.TLS = conn.dns, conn.tcp, conn.handshake
+			}
+		}
+		if !wrote.IsZero() && !first.IsZero() {
+			t.FirstByte = first.Sub(wrote)
+		}
+		rec.addHop(provenance.HopFromTLS(req.URL, resp.StatusCode, resp.Header.Get("Location"), ip, cs, at), t)
+	}
+	return resp, nil
+}

@@ -1,0 +1,195 @@
+package fetch
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/internal/hostkey"
+)
+
+// trackingTable is the data table behind [DefaultTracking]: campaign and click
+// identifiers and session ids that publishers' links carry and that change nothing
+// about the content (V10). A trailing "*" is a prefix.
+var trackingTable = [...]string{
+	"utm_*",                              // Google Analytics campaign tags
+	"fbclid", "gclid", "dclid", "gclsrc", // Meta, Google Ads click ids
+	"gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid", "li_fat_id", "igshid",
+	"mc_cid", "mc_eid", // Mailchimp
+	"_ga", "_gl", // Google Analytics linker
+	"_hsenc", "_hsmi", "__hstc", "__hssc", "__hsfp", "hsctatracking", // HubSpot
+	"mkt_tok",                   // Marketo
+	"oly_anon_id", "oly_enc_id", // Omeda
+	"vero_id", "vero_conv", // Vero
+	"rb_clickid", "s_kwcid", "ef_id", // Adobe
+	"wt_mc", "wt.mc_id", // Webtrends
+	"ncid", "cmpid", "ito", // publisher campaign ids
+	"at_medium", "at_campaign", // AT Internet
+	"ref_src", "ref_url", // Twitter embeds
+	"spm", "scm", // Alibaba
+	"phpsessid", "jsessionid", "sessionid", "session_id", "aspsessionid*", "cfid", "cftoken", // session ids
+}
+
+// DefaultTracking returns a fresh copy of the tracking parameters stripped when a
+// Policy's Tracking is nil: utm_*, fbclid, gclid, mc_cid, session ids and the like.
+func DefaultTracking() []string {
+	return append([]string(nil), trackingTable[:]...)
+}
+
+// Kind says what a Get is for; the ledger suspends articles but not feeds (S4),
+// and images take their own redirect limit and Referer (S7). The zero Kind is
+// KindArticle.
+type Kind uint8
+
+// The kinds of request.
+const (
+	KindArticle Kind = iota // a page, an API document: the zero Kind
+	KindFeed                // a feed, sitemap or backlog list
+	KindRobots              // a robots.txt file
+	KindImage               // a share image (S7)
+)
+
+// String returns "article", "feed", "robots" or "image".
+func (k Kind) String() string {
+	switch k {
+	case KindFeed:
+		return "feed"
+	case KindRobots:
+		return "robots"
+	case KindImage:
+		return "image"
+	}
+	return "article"
+}
+
+func (k Kind) ledger() backoff.Kind {
+	switch k {
+	case KindFeed:
+		return backoff.Feed
+	case KindRobots:
+		return backoff.Robots
+	}
+	return backoff.Article
+}
+
+// Source is what one source of the caller's configuration declares: the hosts it
+// may be read from, the query parameters it needs, and its credential (V9b, V10).
+type Source struct {
+	Admitted   []string   // as Policy.Admitted; empty: any host
+	Params     []string   // as Policy.Params
+	Credential Credential // as Policy.Credential
+}
+
+// normalizeList normalises host patterns; invalid ones are kept lower-cased so
+// they match nothing by accident.
+func normalizeList(hosts []string) []string {
+	if len(hosts) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		wild := strings.HasPrefix(h, "*.")
+		name := strings.TrimPrefix(h, "*.")
+		k, err := hostkey.Normalize(name)
+		if err != nil {
+			k = strings.ToLower(name)
+		}
+		if wild {
+			k = "*." + k
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// hostIn reports whether the normalised host key matches one of the normalised
+// patterns.
+func hostIn(key string, patterns []string) bool {
+	for _, p := range patterns {
+		if p == key {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(p, "*."); ok && (key == rest || strings.HasSuffix(key, "."+rest)) {
+			return true
+		}
+	}
+	return false
+}
+
+// paramMatch reports whether the query key k matches the name or "prefix*" p,
+// without regard to case.
+func paramMatch(k, p string) bool {
+	if pre, ok := strings.CutSuffix(p, "*"); ok {
+		return len(k) >= len(pre) && strings.EqualFold(k[:len(pre)], pre)
+	}
+	return strings.EqualFold(k, p)
+}
+
+func paramIn(k string, list []string) bool {
+	for _, p := range list {
+		if paramMatch(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// queryKey returns the decoded key of one raw "k=v" query pair.
+func queryKey(pair string) string {
+	k, _, _ := strings.Cut(pair, "=")
+	if d, err := url.QueryUnescape(k); err == nil {
+		return d
+	}
+	return k
+}
+
+// Clean returns u without its fragment and without the query parameters that
+// match tracking, except those in keep (V10). The remaining parameters keep their
+// order and their encoding. Matrix-style ";jsessionid=…" path parameters are
+// removed as well when "jsessionid" is tracked. u is not modified.
+func Clean(u *url.URL, tracking, keep []string) *url.URL {
+	c := *u
+	c.Fragment, c.RawFragment = "", ""
+	if c.RawQuery != "" {
+		pairs := strings.Split(c.RawQuery, "&")
+		kept := pairs[:0]
+		for _, p := range pairs {
+			if p == "" {
+				continue
+			}
+			k := queryKey(p)
+			if paramIn(k, tracking) && !paramIn(k, keep) {
+				continue
+			}
+			kept = append(kept, p)
+		}
+		c.RawQuery = strings.Join(kept, "&")
+		c.ForceQuery = false
+	}
+	if i := strings.Index(strings.ToLower(c.Path), ";jsessionid="); i >= 0 && paramIn("jsessionid", tracking) && !paramIn("jsessionid", keep) {
+		c.Path = c.Path[:i]
+		c.RawPath = ""
+	}
+	return &c
+}
+
+// addedParams returns the query keys of next that prev lacks and keep does not
+// declare: a redirect adding one of them stops the read (V10).
+func addedParams(prev, next *url.URL, keep []string) []string {
+	have := map[string]bool{}
+	for _, p := range strings.Split(prev.RawQuery, "&") {
+		if p != "" {
+			have[queryKey(p)] = true
+		}
+	}
+	var added []string
+	for _, p := range strings.Split(next.RawQuery, "&") {
+		if p == "" {
+			continue
+		}
+		if k := queryKey(p); !have[k] && !paramIn(k, keep) {
+			added = append(added, k)
+		}
+	}
+	return added
+}
