@@ -62,10 +62,9 @@ var markers = [...]marker{
 	{provider: PerimeterX, body: []string{`id="px-captcha"`}},
 	{provider: PerimeterX, body: []string{"_pxCaptcha"}},
 	{provider: PerimeterX, body: []string{"_pxAppId"}, denial: true},
-	// Imperva / Incapsula: the incident page, its resource iframe, and the
-	// always-present header held to a denial.
+	// Imperva / Incapsula: the incident page, and the always-present
+	// header held to a denial.
 	{provider: Imperva, body: []string{"Incapsula incident ID"}},
-	{provider: Imperva, body: []string{"_Incapsula_Resource", "Request unsuccessful"}},
 	{provider: Imperva, header: "X-Iinfo", denial: true},
 	// Sucuri: the firewall's denial page, its JavaScript challenge cookie,
 	// and its always-present headers held to a denial.
