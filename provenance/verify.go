@@ -47,14 +47,14 @@ type VerifyOptions struct {
 
 // Verdict is the outcome of a successful [Verify].
 type Verdict struct {
-	FinalURL  string    // the URL read
-	Host      string    // its host name as an A-label
-	ReadAt    time.Time // the read instant
-	Hops      int       // the number of hops checked
-	Digest    string    // the envelope's digest
-	Length    int64     // the envelope's length
-	Anchor    Anchor    // the root the final hop's chain reached
-	Statement string    // what this verdict attests, in plain words (ends with Scope)
+	FinalURL  string    `json:"final_url"` // the URL read
+	Host      string    `json:"host"`      // its host name as an A-label
+	ReadAt    time.Time `json:"read_at"`   // the read instant, UTC
+	Hops      int       `json:"hops"`      // the number of hops checked
+	Digest    string    `json:"digest"`    // the envelope's digest
+	Length    int64     `json:"length"`    // the envelope's length
+	Anchor    Anchor    `json:"anchor"`    // the root the final hop's chain reached
+	Statement string    `json:"statement"` // what this verdict attests, in plain words (ends with Scope)
 }
 
 // Verify checks proof p against envelope. It is a pure function of its
