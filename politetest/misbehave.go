@@ -129,8 +129,9 @@ type Behaviour struct {
 
 // Misbehave makes the site misbehave on path (exact; "*" means every path
 // except /robots.txt, which [Site.SetRobots] governs, though an exact
-// "/robots.txt" works). A path's own behaviour wins over "*". A zero
-// Behaviour removes it.
+// "/robots.txt" works). A path's own behaviour wins over "*", except that
+// SetCookie on "*" adds its cookie to every answer, robots.txt included. A
+// zero Behaviour removes it.
 func (s *Site) Misbehave(path string, b Behaviour) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,11 +148,10 @@ func (s *Site) behaviourFor(path string) (Behaviour, bool, bool) {
 	defer s.mu.Unlock()
 	cookie := false
 	st := s.behaviours[path]
-	if star := s.behaviours["*"]; star != nil && !isRobotsPath(path) {
+	if star := s.behaviours["*"]; star != nil {
 		if star.b.Kind == SetCookie {
-			cookie = true
-		}
-		if st == nil {
+			cookie = true // a decoration: it applies to robots.txt too
+		} else if st == nil && !isRobotsPath(path) {
 			st = star
 		}
 	}

@@ -465,19 +465,14 @@ func (w *Web) Connections() []Conn {
 }
 
 // Reset forgets every recorded request and connection; sites and their
-// settings stay. Requests in flight at the time are forgotten too.
+// settings stay. Requests in flight and connections open at the time are
+// forgotten too (a connection opened before Reset is not judged, but
+// requests it carries later are recorded with its ID).
 func (w *Web) Reset() {
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
 	w.reqs = nil
-	// Open connections keep their records so that later requests on them
-	// still name them; only the log is cleared.
 	w.conns = nil
-	for _, c := range w.connByNC {
-		if c.Closed.IsZero() {
-			w.conns = append(w.conns, c)
-		}
-	}
 }
 
 // closing reports the channel closed when the web shuts down.

@@ -1,0 +1,263 @@
+package politetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Scenario describes a whole web in a few numbers; [Scenario.Build] makes it.
+// The same Scenario (Seed included) always builds the same web. The zero
+// value builds 10 well-behaved sites of 10 articles each, with no latency.
+type Scenario struct {
+	// Hosts is the number of sites, named "news-1.example" … 0: 10.
+	Hosts int
+	// ArticlesPerHost is the number of articles on each site. 0: 10;
+	// negative: none.
+	ArticlesPerHost int
+	// Latency is the [min, max] range of every answer's added latency.
+	Latency [2]time.Duration
+	// RudeShare is the share (0–1) of sites that misbehave: each rude site
+	// gets one of the traits listed in [RudeTraits].
+	RudeShare float64
+	// RobotsMix sets the robots.txt of the well-behaved sites.
+	RobotsMix RobotsMix
+	// Seed makes the choices; the same seed builds the same web.
+	Seed int64
+	// Domain is the names' suffix. "": "example".
+	Domain string
+}
+
+// RobotsMix gives the shares (each 0–1, summing to at most 1) of
+// well-behaved sites whose robots.txt is of each kind; the rest allow
+// everything.
+type RobotsMix struct {
+	// Disallow: "Disallow: /private/" and "Disallow: /search" for everyone.
+	Disallow float64
+	// CrawlDelay: "Crawl-delay: 1" for everyone.
+	CrawlDelay float64
+	// Missing: robots.txt answers 404 (everything allowed).
+	Missing float64
+	// Redirect: robots.txt is reached through two redirects.
+	Redirect float64
+}
+
+// RudeTraits lists what a rude site of a Scenario may do, one trait per
+// site:
+//
+//	429         /feed.xml and /atom.xml answer 429, Retry-After 120 (seconds)
+//	503         /feed.xml and /atom.xml answer 503, Retry-After as an HTTP-date 10 min ahead
+//	challenge   every path but robots.txt answers a Cloudflare-like challenge page (403)
+//	robots-5xx  robots.txt answers 503 (the whole site is off limits)
+//	disallow    robots.txt disallows /news/, where the articles live
+func RudeTraits() []string {
+	return []string{"429", "503", "challenge", "robots-5xx", "disallow"}
+}
+
+// ScenarioInfo says what a Scenario built: which site is what, so a test
+// can assert on it.
+type ScenarioInfo struct {
+	// Seed is the scenario's seed.
+	Seed int64
+	// Sites lists the sites in name order (news-1, news-2, …).
+	Sites []SiteInfo
+}
+
+// SiteInfo describes one site a Scenario built.
+type SiteInfo struct {
+	// Name is the host name.
+	Name string
+	// Rude reports whether the site misbehaves; Trait says how (one of
+	// [RudeTraits], "" for a well-behaved site).
+	Rude  bool
+	Trait string
+	// Robots names the robots.txt kind: "allow-all", "disallow",
+	// "crawl-delay", "missing", "redirect", or for rude sites "5xx" or
+	// "disallow-articles".
+	Robots string
+	// RobotsBody is what robots.txt says (when it answers 200).
+	RobotsBody string
+	// Disallowed lists the path prefixes robots.txt disallows.
+	Disallowed []string
+	// CrawlDelay is robots.txt's Crawl-delay (0 if none).
+	CrawlDelay time.Duration
+	// Latency is the site's [min, max] added latency.
+	Latency [2]time.Duration
+	// Articles are the site's articles, as published.
+	Articles []Article
+}
+
+// Site returns the description of the named site, or nil.
+func (si *ScenarioInfo) Site(name string) *SiteInfo {
+	name = canonicalHost(name)
+	for i := range si.Sites {
+		if si.Sites[i].Name == name {
+			return &si.Sites[i]
+		}
+	}
+	return nil
+}
+
+// Rude returns the rude sites.
+func (si *ScenarioInfo) Rude() []SiteInfo {
+	var out []SiteInfo
+	for _, s := range si.Sites {
+		if s.Rude {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Names returns every site's name, in order.
+func (si *ScenarioInfo) Names() []string {
+	out := make([]string, len(si.Sites))
+	for i, s := range si.Sites {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// String is one compact line per site: name, articles, robots kind, rude
+// trait.
+func (si *ScenarioInfo) String() string {
+	var b strings.Builder
+	for _, s := range si.Sites {
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// String describes the site on one line.
+func (s SiteInfo) String() string {
+	line := fmt.Sprintf("%-20s %3d articles  robots=%s", s.Name, len(s.Articles), s.Robots)
+	if s.CrawlDelay > 0 {
+		line += fmt.Sprintf(" (crawl-delay %v)", s.CrawlDelay)
+	}
+	if s.Latency[1] > 0 {
+		line += fmt.Sprintf("  latency %v–%v", s.Latency[0], s.Latency[1])
+	}
+	if s.Rude {
+		line += "  RUDE: " + s.Trait
+	}
+	return line
+}
+
+// Build creates the scenario's sites on w and says what it built. Sites
+// that already exist on w are reconfigured.
+func (sc Scenario) Build(w *Web) *ScenarioInfo {
+	hosts := sc.Hosts
+	if hosts == 0 {
+		hosts = 10
+	}
+	per := sc.ArticlesPerHost
+	if per == 0 {
+		per = 10
+	}
+	domain := strings.Trim(sc.Domain, ".")
+	if domain == "" {
+		domain = "example"
+	}
+	lat := sc.Latency
+	if lat[1] < lat[0] {
+		lat[1] = lat[0]
+	}
+	rng := rand.New(rand.NewPCG(uint64(sc.Seed), 0x706f6c6974657465))
+
+	// Exactly round(RudeShare × hosts) rude sites, chosen by the seed.
+	rude := make([]bool, hosts)
+	nRude := int(sc.RudeShare*float64(hosts) + 0.5)
+	for _, i := range rng.Perm(hosts)[:min(max(nRude, 0), hosts)] {
+		rude[i] = true
+	}
+	traits := RudeTraits()
+	sections := []string{"news"}
+
+	info := &ScenarioInfo{Seed: sc.Seed}
+	for i := 0; i < hosts; i++ {
+		name := "news-" + strconv.Itoa(i+1) + "." + domain
+		s := w.Site(name)
+		si := SiteInfo{Name: name, Latency: lat}
+		s.SetLatency(lat[0], lat[1])
+		for _, p := range []string{"*", "/feed.xml", "/atom.xml"} {
+			s.Misbehave(p, Behaviour{})
+		}
+
+		sitemap := "\nSitemap: https://" + name + "/sitemap_index.xml\n"
+		robots := Robots{Body: "User-agent: *\nAllow: /\n" + sitemap}
+		si.Robots = "allow-all"
+		if rude[i] {
+			si.Rude = true
+			si.Trait = traits[rng.IntN(len(traits))]
+			switch si.Trait {
+			case "429":
+				b := Behaviour{Kind: TooManyRequests, RetryAfter: 120 * time.Second}
+				s.Misbehave("/feed.xml", b)
+				s.Misbehave("/atom.xml", b)
+			case "503":
+				b := Behaviour{Kind: Unavailable, RetryAfter: 10 * time.Minute, RetryAfterDate: true}
+				s.Misbehave("/feed.xml", b)
+				s.Misbehave("/atom.xml", b)
+			case "challenge":
+				s.Misbehave("*", Behaviour{Kind: Challenge})
+			case "robots-5xx":
+				robots = Robots{Status: 503, Body: "Service Unavailable\n"}
+				si.Robots = "5xx"
+				si.Disallowed = []string{"/"}
+			case "disallow":
+				robots.Body = "User-agent: *\nDisallow: /news/\n" + sitemap
+				si.Robots = "disallow-articles"
+				si.Disallowed = []string{"/news/"}
+			}
+		} else {
+			x := rng.Float64()
+			m := sc.RobotsMix
+			switch {
+			case x < m.Disallow:
+				robots.Body = "User-agent: *\nDisallow: /private/\nDisallow: /search\n" + sitemap
+				si.Robots = "disallow"
+				si.Disallowed = []string{"/private/", "/search"}
+			case x < m.Disallow+m.CrawlDelay:
+				robots.Body = "User-agent: *\nCrawl-delay: 1\nAllow: /\n" + sitemap
+				si.Robots = "crawl-delay"
+				si.CrawlDelay = time.Second
+			case x < m.Disallow+m.CrawlDelay+m.Missing:
+				robots = Robots{Status: 404, Body: "Not Found\n"}
+				si.Robots = "missing"
+			case x < m.Disallow+m.CrawlDelay+m.Missing+m.Redirect:
+				robots.Redirects = 2
+				si.Robots = "redirect"
+			}
+		}
+		s.SetRobots(robots)
+		if robots.Status == 0 || robots.Status == 200 {
+			si.RobotsBody = robots.Body
+		}
+
+		for j := 1; j <= per; j++ {
+			section := sections[0]
+			published := articleEpoch.Add(time.Duration(j)*time.Hour + time.Duration(rng.IntN(3600))*time.Second)
+			a := s.AddArticle(Article{
+				ID:        j,
+				Path:      fmt.Sprintf("/%s/article-%d/", section, j),
+				Title:     fmt.Sprintf("Story %d from %s", j, name),
+				Section:   section,
+				Published: published,
+			})
+			si.Articles = append(si.Articles, a)
+		}
+		info.Sites = append(info.Sites, si)
+	}
+	return info
+}
+
+// NewScenarioWeb starts a Web for a test (see [NewWeb]) and builds sc on it.
+func NewScenarioWeb(tb testing.TB, sc Scenario) (*Web, *ScenarioInfo) {
+	tb.Helper()
+	w := NewWeb(tb)
+	return w, sc.Build(w)
+}
