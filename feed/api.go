@@ -134,6 +134,7 @@ func (w *APIWalker) Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error] {
 			first = 1
 		}
 		next, total := sp.URL, -1
+		visited := map[string]bool{}
 		for page := 0; next != ""; page++ {
 			if page >= maxPages {
 				yield(Ref{}, fmt.Errorf("feed: api walk %s: more than %d pages: %w", sp.URL, maxPages, ErrTooMany))
@@ -142,6 +143,10 @@ func (w *APIWalker) Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error] {
 			if sp.PageParam != "" && total >= 0 && first+page > total {
 				return
 			}
+			if visited[next] {
+				return // a next link back to a page already read: the end
+			}
+			visited[next] = true
 			u := next
 			if sp.PageParam != "" {
 				var err error
@@ -172,7 +177,7 @@ func (w *APIWalker) Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error] {
 			}
 			switch {
 			case sp.PageParam != "":
-				next = "next" // counted above
+				next = fmt.Sprint("page ", first+page+1) // the address is made from PageParam
 			case sp.Next != "" || sp.NextLink:
 				next = pg.next
 			default:

@@ -3,6 +3,7 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors; match them with [errors.Is].
@@ -47,7 +48,11 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("feed: %s: malformed %s: %v", e.URL, e.Format, e.Err)
+	msg := "<nil>"
+	if e.Err != nil {
+		msg = strings.TrimPrefix(e.Err.Error(), "feed: ")
+	}
+	return fmt.Sprintf("feed: %s: bad %s: %s", e.URL, e.Format, msg)
 }
 
 // Unwrap returns [ErrMalformed] and the parser's error.

@@ -29,8 +29,8 @@ type Feed struct {
 
 // Author is a person a feed names.
 type Author struct {
-	Name  string
-	Email string
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
 }
 
 // Item is one normalised feed item. Every field is copied from the feed,

@@ -1,0 +1,299 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// itemView is an Item as golden files show it.
+type itemView struct {
+	ID          string   `json:"id,omitempty"`
+	GUID        string   `json:"guid,omitempty"`
+	Link        string   `json:"link,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Published   string   `json:"published,omitempty"`
+	Updated     string   `json:"updated,omitempty"`
+	Authors     []Author `json:"authors,omitempty"`
+	Categories  []string `json:"categories,omitempty"`
+	Language    string   `json:"language,omitempty"`
+	Image       string   `json:"image,omitempty"`
+}
+
+type feedView struct {
+	Format    string     `json:"format,omitempty"`
+	Version   string     `json:"version,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	Link      string     `json:"link,omitempty"`
+	Language  string     `json:"language,omitempty"`
+	Truncated bool       `json:"truncated,omitempty"`
+	Items     []itemView `json:"items,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	Is        []string   `json:"is,omitempty"`
+}
+
+func viewFeed(s *testSite, res *Result, err error) feedView {
+	var v feedView
+	if err != nil {
+		v.Error = s.unhost(err.Error())
+		for _, e := range []error{ErrNotFeed, ErrMalformed, ErrTooLarge, ErrStatus} {
+			if errors.Is(err, e) {
+				v.Is = append(v.Is, e.Error())
+			}
+		}
+		return v
+	}
+	f := res.Feed
+	v.Format, v.Version, v.Title, v.Link, v.Language, v.Truncated = f.Format, f.Version, f.Title, s.unhost(f.Link), f.Language, res.Truncated
+	for _, it := range f.Items {
+		v.Items = append(v.Items, itemView{
+			ID: it.ID, GUID: it.GUID, Link: s.unhost(it.Link), Title: it.Title, Description: it.Description,
+			Published: stamp(it.Published), Updated: stamp(it.Updated), Authors: it.Authors,
+			Categories: it.Categories, Language: it.Language, Image: s.unhost(it.Image),
+		})
+	}
+	return v
+}
+
+// TestRead_Golden reads every feed flavour over TLS and compares the
+// normalised result with its golden file: identifiers with the CMS id read
+// from the guid (V3), absolute links without tracking parameters (V10),
+// dates copied and never invented, the share image the feed names; broken
+// and hostile feeds give clear errors. The ".refs" cases are trigger mode
+// (V1): nothing of the feed's content is kept.
+func TestRead_Golden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file, ctype string
+		refsOnly    bool
+		keep        []string
+	}{
+		{"rss091.xml", "application/rss+xml", false, nil},
+		{"rss092.xml", "application/rss+xml", false, []string{"id"}},
+		{"rss20.xml", "application/rss+xml; charset=utf-8", false, nil},
+		{"rss20.xml", "application/rss+xml", true, nil},
+		{"atom10.xml", "application/atom+xml", false, nil},
+		{"atom10.xml", "application/atom+xml", true, nil},
+		{"jsonfeed.json", "application/feed+json", false, nil},
+		{"broken_truncated.xml", "application/rss+xml", false, nil},
+		{"broken_challenge.html", "text/html", false, nil},
+		{"hostile_entities.xml", "application/rss+xml", false, nil},
+		{"hostile_utf8.xml", "application/rss+xml", false, nil},
+		{"hostile_schemes.xml", "application/rss+xml", false, nil},
+		{"hostile_json.json", "application/feed+json", false, nil},
+	}
+	for _, tt := range tests {
+		name := tt.file
+		if tt.refsOnly {
+			name += ".refs"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newTestSite(t)
+			s.file("/feed", "feeds/"+tt.file, tt.ctype, false)
+			r := &Reader{Client: s.client(), RefsOnly: tt.refsOnly, Keep: tt.keep}
+			res, err := r.Read(context.Background(), s.url("/feed"))
+			golden(t, "feeds/"+name+".golden", mustJSON(viewFeed(s, res, err)))
+		})
+	}
+}
+
+// TestRead_D4_ConditionalGet proves conditional GET on the wire: the second
+// read sends the validators, gets a 304 and costs no parse; a changed feed is
+// parsed again.
+func TestRead_D4_ConditionalGet(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, etag, lastMod string
+		wantINM, wantIMS    string
+	}{
+		{"etag", `"v1"`, "", `"v1"`, ""},
+		{"last-modified", "", "Mon, 30 Nov 2026 08:00:00 GMT", "", "Mon, 30 Nov 2026 08:00:00 GMT"},
+		{"both", `W/"abc"`, "Sun, 29 Nov 2026 08:00:00 GMT", `W/"abc"`, "Sun, 29 Nov 2026 08:00:00 GMT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newTestSite(t)
+			var version atomic.Int32
+			version.Store(1)
+			var sent200, sent304 atomic.Int32
+			s.mux.HandleFunc("/feed.xml", func(w http.ResponseWriter, r *http.Request) {
+				etag, lm := tt.etag, tt.lastMod
+				if version.Load() == 2 {
+					etag, lm = strings.ReplaceAll(etag, "v1", "v2"), strings.ReplaceAll(lm, "08:00", "09:00")
+					if etag == tt.etag {
+						etag += "2"
+					}
+				}
+				if (etag != "" && r.Header.Get("If-None-Match") == etag) ||
+					(etag == "" && lm != "" && r.Header.Get("If-Modified-Since") == lm) {
+					sent304.Add(1)
+					w.WriteHeader(http.StatusNotModified)
+					return
+				}
+				if etag != "" {
+					w.Header().Set("ETag", etag)
+				}
+				if lm != "" {
+					w.Header().Set("Last-Modified", lm)
+				}
+				w.Header().Set("Content-Type", "application/rss+xml")
+				sent200.Add(1)
+				w.Write([]byte(`<rss version="2.0"><channel><title>t</title><item><guid>g1</guid><link>https://example.test/1</link></item></channel></rss>`))
+			})
+			var parses atomic.Int32
+			r := &Reader{Client: s.client(), OnParse: func(string) { parses.Add(1) }}
+			ctx := context.Background()
+
+			first, err := r.Read(ctx, s.url("/feed.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.NotModified || len(first.Feed.Items) != 1 || parses.Load() != 1 {
+				t.Fatalf("first read: NotModified=%v items=%v parses=%d", first.NotModified, first.Feed, parses.Load())
+			}
+			if got := s.lastRequest().Header.Get("If-None-Match"); got != "" {
+				t.Errorf("first read sent If-None-Match %q", got)
+			}
+
+			second, err := r.Read(ctx, s.url("/feed.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := s.lastRequest()
+			if got := req.Header.Get("If-None-Match"); got != tt.wantINM {
+				t.Errorf("If-None-Match = %q, want %q", got, tt.wantINM)
+			}
+			if got := req.Header.Get("If-Modified-Since"); got != tt.wantIMS {
+				t.Errorf("If-Modified-Since = %q, want %q", got, tt.wantIMS)
+			}
+			if !second.NotModified || second.Feed != nil {
+				t.Errorf("second read: NotModified=%v Feed=%v, want a 304 and no feed", second.NotModified, second.Feed)
+			}
+			if got := parses.Load(); got != 1 {
+				t.Errorf("parses after the 304 = %d, want 1 (a 304 costs no parse)", got)
+			}
+			if sent304.Load() != 1 || sent200.Load() != 1 {
+				t.Errorf("server sent %d×200 and %d×304, want 1 and 1", sent200.Load(), sent304.Load())
+			}
+
+			version.Store(2)
+			third, err := r.Read(ctx, s.url("/feed.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if third.NotModified || parses.Load() != 2 {
+				t.Errorf("changed feed: NotModified=%v parses=%d, want a parse", third.NotModified, parses.Load())
+			}
+		})
+	}
+}
+
+// TestRead_Errors: refusals come back as typed errors, bounds hold.
+func TestRead_Errors(t *testing.T) {
+	t.Parallel()
+	s := newTestSite(t)
+	s.mux.HandleFunc("/429", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	s.mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<rss version=\"2.0\"><channel><title>" + strings.Repeat("x", 4096) + "</title></channel></rss>"))
+	})
+	bomb := gzipBytes([]byte("<rss version=\"2.0\"><channel><title>" + strings.Repeat("x", 1<<20)))
+	s.mux.HandleFunc("/bomb.xml.gz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(bomb)
+	})
+	ctx := context.Background()
+	r := &Reader{Client: s.client(), MaxBytes: 64 << 10}
+
+	_, err := r.Read(ctx, s.url("/429"))
+	var se *StatusError
+	if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter != "120" || !errors.Is(err, ErrStatus) {
+		t.Errorf("429: err = %v, want *StatusError 429 with Retry-After 120", err)
+	}
+	small := &Reader{Client: s.client(), MaxBytes: 1024}
+	if _, err := small.Read(ctx, s.url("/big")); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversize feed: err = %v, want ErrTooLarge", err)
+	}
+	if _, err := r.Read(ctx, s.url("/bomb.xml.gz")); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("gzip bomb: err = %v, want ErrTooLarge", err)
+	}
+	if _, err := (&Reader{}).Read(ctx, s.url("/big")); !errors.Is(err, ErrNoClient) {
+		t.Errorf("no client: err = %v, want ErrNoClient", err)
+	}
+}
+
+// TestRead_MaxItems: the item count is bounded and the truncation reported.
+func TestRead_MaxItems(t *testing.T) {
+	t.Parallel()
+	s := newTestSite(t)
+	s.mux.HandleFunc("/feed", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString(`<rss version="2.0"><channel><title>many</title>`)
+		for range 50 {
+			b.WriteString(`<item><title>i</title></item>`)
+		}
+		b.WriteString(`</channel></rss>`)
+		w.Write([]byte(b.String()))
+	})
+	tests := []struct {
+		max       int
+		wantItems int
+		wantTrunc bool
+	}{
+		{10, 10, true},
+		{50, 50, false},
+		{0, 50, false},
+	}
+	for _, tt := range tests {
+		res, err := (&Reader{Client: s.client(), MaxItems: tt.max}).Read(context.Background(), s.url("/feed"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(res.Feed.Items); got != tt.wantItems || res.Truncated != tt.wantTrunc {
+			t.Errorf("MaxItems %d: %d items, truncated %v; want %d, %v", tt.max, got, res.Truncated, tt.wantItems, tt.wantTrunc)
+		}
+	}
+}
+
+// TestDiscover finds the feeds an HTML page announces.
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	s := newTestSite(t)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<!doctype html><html><head>
+<base href="/news/">
+<link rel="alternate" type="application/rss+xml" title="RSS" href="feed.xml?utm_source=page">
+<link rel="ALTERNATE" type="application/atom+xml; charset=utf-8" href="https://other.test/atom.xml">
+<link rel="alternate" type="application/feed+json" href="/feed.json">
+<link rel="alternate" type="text/html" hreflang="fr" href="/fr/">
+<link rel="stylesheet" type="application/rss+xml" href="/not-a-feed.xml">
+<link rel="alternate" type="application/rss+xml" href="feed.xml">
+</head><body></body></html>`))
+	})
+	links, err := (&Reader{Client: s.client()}).Discover(context.Background(), s.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Link{
+		{URL: s.url("/news/feed.xml"), Type: "application/rss+xml", Title: "RSS"},
+		{URL: "https://other.test/atom.xml", Type: "application/atom+xml"},
+		{URL: s.url("/feed.json"), Type: "application/feed+json"},
+	}
+	if len(links) != len(want) {
+		t.Fatalf("got %d links %v, want %d", len(links), links, len(want))
+	}
+	for i := range want {
+		if links[i] != want[i] {
+			t.Errorf("link %d = %+v, want %+v", i, links[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package feed
+
+import (
+	"net/url"
+	"testing"
+)
+
+// TestCleanURL_V10 strips tracking parameters, keeps declared ones and
+// resolves relative references.
+func TestCleanURL_V10(t *testing.T) {
+	t.Parallel()
+	base, _ := url.Parse("https://example.test/news/feed.xml")
+	tests := []struct {
+		in   string
+		keep []string
+		want string
+	}{
+		{"https://example.test/a?utm_source=x&utm_medium=y", nil, "https://example.test/a"},
+		{"https://example.test/a?id=3&fbclid=z&b=%20c", nil, "https://example.test/a?id=3&b=%20c"},
+		{"https://example.test/a?UTM_Campaign=x&gclid=1&mc_cid=2&mc_eid=3&msclkid=4", nil, "https://example.test/a"},
+		{"https://example.test/a?sid=1&p=2", nil, "https://example.test/a?p=2"},
+		{"https://example.test/a?sid=1&p=2", []string{"SID"}, "https://example.test/a?sid=1&p=2"},
+		{"https://example.test/a;jsessionid=ABC?x=1", nil, "https://example.test/a?x=1"},
+		{"../b?utm_term=q#frag", nil, "https://example.test/b#frag"},
+		{"//cdn.example.test/i.jpg", nil, "https://cdn.example.test/i.jpg"},
+		{"javascript:alert(1)", nil, ""},
+		{"mailto:a@example.test", nil, ""},
+		{"", nil, ""},
+		{"http://[::1", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := CleanURL(base, tt.in, tt.keep); got != tt.want {
+			t.Errorf("CleanURL(%q, keep %v) = %q, want %q", tt.in, tt.keep, got, tt.want)
+		}
+	}
+}
+
+// TestCMSID_V3 reads the CMS identifier where a CMS writes it, and never
+// derives one from an ordinary address.
+func TestCMSID_V3(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"https://example.test/?p=123", "123"},
+		{"http://example.test/blog/?p=7", "7"},
+		{"https://example.test/index.php?p=42", "42"},
+		{"https://example.test/wp-json/wp/v2/posts/123", "123"},
+		{"https://example.test/wp-json/wp/v2/posts/123/", "123"},
+		{"https://example.test/wp-json/wp/v2/posts/abc", ""},
+		{"https://example.test/2026/11/30/story/", ""},
+		{"https://example.test/story?p=123", ""},
+		{"https://example.test/?p=12a", ""},
+		{"https://example.test/?p=1&p=2", ""},
+		{"tag:example.test,2026:post-41", ""},
+		{"123", ""},
+	}
+	for _, tt := range tests {
+		if got := CMSID(tt.in); got != tt.want {
+			t.Errorf("CMSID(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
