@@ -118,15 +118,24 @@ func isRobotsPath(p string) bool {
 	return strings.HasPrefix(p, rp) && (len(p) == len(rp) || p[len(rp)] == '?')
 }
 
-// match returns the index of the deciding rule, or -1. Rules are sorted most
-// specific first, so the first match decides.
+// match returns the index of the deciding rule, or -1: the matching rule
+// with the longest pattern, an Allow winning a tie, the first in the file
+// among equals.
 func (s *ruleSet) match(path string) int {
+	best := -1
 	for i := range s.rules {
-		if s.rules[i].matches(path) {
-			return i
+		ru := &s.rules[i]
+		if best >= 0 {
+			b := &s.rules[best]
+			if ru.prio < b.prio || ru.prio == b.prio && (b.allow || !ru.allow) {
+				continue // cannot beat the best so far
+			}
+		}
+		if ru.matches(path) {
+			best = i
 		}
 	}
-	return -1
+	return best
 }
 
 // matches reports whether the rule's pattern matches a prefix of path (the

@@ -28,7 +28,7 @@ type agentSet struct {
 }
 
 type ruleSet struct {
-	rules    []rule // most specific first; allow before disallow on a tie
+	rules    []rule // in file order
 	delay    time.Duration
 	hasDelay bool
 }
@@ -42,13 +42,19 @@ type rule struct {
 	anchored bool // pattern ended with '$'
 }
 
-// parse-time group, before merging.
+// parse-time group, before merging: its rules are all[start:end] of the
+// parser's one rule slice (a group's rules are contiguous in the file).
 type pgroup struct {
-	agents   []string
-	rules    []rule
-	delay    time.Duration
-	hasDelay bool
-	sawRule  bool
+	start, end int
+	delay      time.Duration
+	hasDelay   bool
+	sawRule    bool
+}
+
+// pagent is a user-agent line: its product token and its group.
+type pagent struct {
+	name  string
+	group int
 }
 
 type keyKind uint8
@@ -97,42 +103,49 @@ func Parse(body []byte) *Rules {
 	}
 	src := string(body)
 	// A UTF-8 byte order mark, even a partial one, is skipped.
-	for _, b := range []byte{0xEF, 0xBB, 0xBF} {
+	for _, b := range [...]byte{0xEF, 0xBB, 0xBF} {
 		if len(src) == 0 || src[0] != b {
 			break
 		}
 		src = src[1:]
 	}
 
-	var groups []pgroup
-	var sitemaps []string
-	line := 0
-	for len(src) > 0 {
+	var (
+		groups   []pgroup
+		agents   []pagent
+		all      = make([]rule, 0, min(strings.Count(src, "\n")+1, 4096))
+		sitemaps []string
+	)
+	// nl and cr are the next '\n' and '\r' at or after pos (len(src) when
+	// none), found once each so CR-only files stay linear.
+	line, pos, nl, cr := 0, 0, -1, -1
+	for pos < len(src) {
 		line++
-		var l string
-		i := strings.IndexAny(src, "\r\n")
-		if i < 0 {
-			l, src = src, ""
-		} else {
-			l = src[:i]
-			if src[i] == '\r' && i+1 < len(src) && src[i+1] == '\n' {
-				i++
-			}
-			src = src[i+1:]
+		if nl < pos {
+			nl = indexFrom(src, '\n', pos)
+		}
+		if cr < pos {
+			cr = indexFrom(src, '\r', pos)
+		}
+		end := min(nl, cr)
+		l := src[pos:end]
+		pos = end + 1
+		if end == cr && cr+1 == nl {
+			pos++ // CRLF is one line end
 		}
 		key, value, ok := splitLine(l)
 		if !ok {
 			continue
 		}
 		cur := len(groups) - 1
-		switch lookupKey(key) {
+		switch k := lookupKey(key); k {
 		case keyUserAgent:
 			if cur < 0 || groups[cur].sawRule {
-				groups = append(groups, pgroup{})
+				groups = append(groups, pgroup{start: len(all), end: len(all)})
 				cur++
 			}
 			if tok := agentToken(value); tok != "" {
-				groups[cur].agents = append(groups[cur].agents, tok)
+				agents = append(agents, pagent{name: tok, group: cur})
 			}
 		case keyAllow, keyDisallow:
 			if cur < 0 {
@@ -140,18 +153,19 @@ func Parse(body []byte) *Rules {
 			}
 			g := &groups[cur]
 			g.sawRule = true
-			allow := lookupKey(key) == keyAllow
 			if value == "" {
 				continue // an empty pattern matches nothing
 			}
-			g.rules = append(g.rules, newRule(escape(value, true), allow, line))
+			allow := k == keyAllow
+			all = append(all, newRule(escape(value, true), allow, line))
 			if allow {
 				// Google: "/index.html" and "/index.htm" stand for the
 				// directory as well: Allow: /d/index.html allows /d/ too.
 				if j := strings.LastIndexByte(value, '/'); j >= 0 && strings.HasPrefix(value[j:], "/index.htm") {
-					g.rules = append(g.rules, newRule(escape(value[:j+1], true)+"$", true, line))
+					all = append(all, newRule(escape(value[:j+1], true)+"$", true, line))
 				}
 			}
+			g.end = len(all)
 		case keyCrawlDelay:
 			if cur < 0 {
 				continue
@@ -168,7 +182,15 @@ func Parse(body []byte) *Rules {
 			}
 		}
 	}
-	return build(groups, sitemaps)
+	return build(groups, agents, all, sitemaps)
+}
+
+// indexFrom returns the index of c in s at or after from, or len(s).
+func indexFrom(s string, c byte, from int) int {
+	if i := strings.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(s)
 }
 
 func lastIndexByte(b []byte, c byte) int {
@@ -261,71 +283,54 @@ func parseDelay(v string) (time.Duration, bool) {
 	return time.Duration(f * float64(time.Second)), true
 }
 
-func build(groups []pgroup, sitemaps []string) *Rules {
+func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rules {
 	r := &Rules{star: -1, sitemaps: sitemaps}
 	r.sets = make([]ruleSet, len(groups))
-	for i := range groups {
-		sortRules(groups[i].rules)
-		r.sets[i] = ruleSet{rules: groups[i].rules, delay: groups[i].delay, hasDelay: groups[i].hasDelay}
+	for i, g := range groups {
+		r.sets[i] = ruleSet{rules: all[g.start:g.end:g.end], delay: g.delay, hasDelay: g.hasDelay}
 	}
+	r.agents = make([]agentSet, 0, len(agents))
 	// merged[k] lists the groups naming agent k, when more than one does.
 	var merged map[int][]int
-	for gi := range groups {
-		for _, a := range groups[gi].agents {
-			k := r.findAgent(a)
-			if k < 0 {
-				r.agents = append(r.agents, agentSet{name: a, set: gi})
-				continue
-			}
-			if r.agents[k].set == gi {
-				continue // the same agent twice in one group
-			}
-			if merged == nil {
-				merged = make(map[int][]int)
-			}
-			if merged[k] == nil {
-				merged[k] = []int{r.agents[k].set}
-			}
-			if !slices.Contains(merged[k], gi) {
-				merged[k] = append(merged[k], gi)
-			}
+	for _, a := range agents {
+		k := r.findAgent(a.name)
+		if k < 0 {
+			r.agents = append(r.agents, agentSet{name: a.name, set: a.group})
+			continue
+		}
+		if r.agents[k].set == a.group {
+			continue // the same agent twice in one group
+		}
+		if merged == nil {
+			merged = make(map[int][]int)
+		}
+		if merged[k] == nil {
+			merged[k] = []int{r.agents[k].set}
+		}
+		if !slices.Contains(merged[k], a.group) {
+			merged[k] = append(merged[k], a.group)
 		}
 	}
 	for k, gs := range merged {
 		var s ruleSet
 		for _, gi := range gs {
-			s.rules = append(s.rules, groups[gi].rules...)
-			if groups[gi].hasDelay && (!s.hasDelay || groups[gi].delay > s.delay) {
-				s.delay, s.hasDelay = groups[gi].delay, true
+			g := groups[gi]
+			s.rules = append(s.rules, all[g.start:g.end]...)
+			if g.hasDelay && (!s.hasDelay || g.delay > s.delay) {
+				s.delay, s.hasDelay = g.delay, true
 			}
 		}
-		sortRules(s.rules)
 		r.agents[k].set = len(r.sets)
 		r.sets = append(r.sets, s)
 	}
 	for k, a := range r.agents {
 		if a.name == "*" {
-			r.star = r.agents[k].set
+			r.star = a.set
 			r.agents = slices.Delete(r.agents, k, k+1)
 			break
 		}
 	}
 	return r
-}
-
-func sortRules(rs []rule) {
-	slices.SortStableFunc(rs, func(a, b rule) int {
-		if a.prio != b.prio {
-			return int(b.prio - a.prio)
-		}
-		if a.allow != b.allow {
-			if a.allow {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
 }
 
 // findAgent returns the index in r.agents of the token, or -1.
