@@ -112,17 +112,7 @@ func (d *Dialer) dialOne(ctx context.Context, network, ip, port string) (net.Con
 		timeout = DefaultDialTimeout
 	}
 	if d.Dial == nil {
-		nd := net.Dialer{
-			Timeout: timeout,
-			Control: func(_, address string, _ syscall.RawConn) error {
-				ap, err := netip.ParseAddrPort(address)
-				if err != nil {
-					return &BlockedError{Range: "unparseable address " + address}
-				}
-				return d.Guard.Check(ap.Addr())
-			},
-		}
-		return nd.DialContext(ctx, network, target)
+		return d.netDialer(timeout).DialContext(ctx, network, target)
 	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -139,6 +129,21 @@ func (d *Dialer) dialOne(ctx context.Context, network, ip, port string) (net.Con
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	return conn, nil
+}
+
+// netDialer returns the default base dialer: its Control hook runs after
+// the socket is made and before it connects, and refuses a blocked address.
+func (d *Dialer) netDialer(timeout time.Duration) *net.Dialer {
+	return &net.Dialer{
+		Timeout: timeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return &BlockedError{Range: fmt.Sprintf("unparseable address %q", address)}
+			}
+			return d.Guard.Check(ap.Addr())
+		},
+	}
 }
 
 // remoteAddr returns conn's remote IP, or a *BlockedError if it has none.
