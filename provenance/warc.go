@@ -1,0 +1,446 @@
+package provenance
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/nlnwa/gowarc/v3"
+)
+
+// ErrWARC reports a WARC file that [ReadWARC] cannot turn into deposits.
+var ErrWARC = errors.New("provenance: bad warc")
+
+// Deposit is one article as archived: its proof, its envelope (the body after
+// removing content-codings) and, for an HTTP read, the request and response
+// headers and status.
+type Deposit struct {
+	Proof          *Proof
+	Envelope       []byte
+	RequestHeader  http.Header // headers sent (Host is taken from the final URL); nil for none
+	ResponseHeader http.Header // headers received
+	Status         int         // HTTP status; 0 writes a resource record instead of request and response
+	Proto          string      // HTTP protocol, "HTTP/1.1" (the zero value) or "HTTP/2.0"
+}
+
+// WARC names of the records and fields this package writes.
+const (
+	warcSoftware = "politefetch/" + SDKVersion
+	jsonType     = "application/json"
+	httpRespType = "application/http;msgtype=response"
+	httpReqType  = "application/http;msgtype=request"
+	// The WARC-Protocol and WARC-Cipher-Suite fields are proposed extensions
+	// of WARC 1.1 (iipc/warc-specifications issues #42 and #86).
+	fieldProtocol    = "WARC-Protocol"
+	fieldCipherSuite = "WARC-Cipher-Suite"
+)
+
+// recordNamespace is the UUID namespace of the name-based (version 5) record
+// IDs: a record's ID is a function of its deposit, so writing the same
+// deposits twice gives the same bytes.
+var recordNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("politefetch/provenance/warc"))
+
+// WARCWriter writes deposits to W as WARC 1.1 records: a warcinfo record
+// before the first deposit, then per deposit a request, a response (HTTP
+// status line, headers and envelope) or a resource record, and a metadata
+// record carrying the proof's JSON (WARC-Refers-To the response). Record IDs
+// and dates are derived from the deposit, so the output is reproducible
+// byte for byte. Block and payload digests are "sha256:" lower hex; the
+// payload digest of the response is the proof's digest.
+//
+// Set W (and Gzip, to compress each record as its own gzip member for a
+// .warc.gz file) before the first Write. A WARCWriter is not safe for
+// concurrent use; the caller closes W.
+type WARCWriter struct {
+	W    io.Writer
+	Gzip bool
+
+	wroteInfo bool
+}
+
+// WriteWARC writes deps to w as an uncompressed WARC 1.1 file.
+func WriteWARC(w io.Writer, deps ...Deposit) error {
+	ww := &WARCWriter{W: w}
+	for _, d := range deps {
+		if err := ww.Write(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write appends the records of one deposit, preceded by a warcinfo record on
+// the first call.
+func (ww *WARCWriter) Write(d Deposit) error {
+	if d.Proof == nil {
+		return fmt.Errorf("%w: deposit without proof", ErrWARC)
+	}
+	proofJSON, err := json.Marshal(d.Proof)
+	if err != nil {
+		return err
+	}
+	id := func(kind string) string {
+		return uuid.NewSHA1(recordNamespace, append([]byte(kind+"\n"), proofJSON...)).URN()
+	}
+	p := d.Proof
+	date := p.ReadAt.UTC()
+	var recs []gowarc.WarcRecord
+	defer func() {
+		for _, r := range recs {
+			r.Close()
+		}
+	}()
+	build := func(t gowarc.RecordType, fields [][2]string, block []byte, payload []byte) error {
+		rb := gowarc.NewRecordBuilder(t, gowarc.WithStrictValidation(), gowarc.WithDefaultDigestAlgorithm("sha256"))
+		for _, f := range fields {
+			if f[1] != "" {
+				rb.AddWarcHeader(f[0], f[1])
+			}
+		}
+		rb.AddWarcHeader(gowarc.ContentLength, strconv.Itoa(len(block)))
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, DigestOf(block))
+		if payload != nil {
+			rb.AddWarcHeader(gowarc.WarcPayloadDigest, DigestOf(payload))
+		}
+		if _, err := rb.Write(block); err != nil {
+			rb.Close()
+			return err
+		}
+		r, _, err := rb.Build()
+		if err != nil {
+			return fmt.Errorf("%w: building %s record: %v", ErrWARC, t, err)
+		}
+		// gowarc writes names it does not know in Go's canonical case
+		// (Warc-Protocol); names are case-insensitive, but spell them as
+		// the proposal does.
+		for _, f := range *r.WarcHeader() {
+			switch {
+			case strings.EqualFold(f.Name, fieldProtocol):
+				f.Name = fieldProtocol
+			case strings.EqualFold(f.Name, fieldCipherSuite):
+				f.Name = fieldCipherSuite
+			}
+		}
+		recs = append(recs, r)
+		return nil
+	}
+
+	if !ww.wroteInfo {
+		info := "software: " + warcSoftware + "\r\n" +
+			"format: WARC File Format 1.1\r\n" +
+			"description: deposits with proofs of fetch (" + Schema + ")\r\n"
+		if err := build(gowarc.Warcinfo, [][2]string{
+			{gowarc.WarcRecordID, "<" + id("warcinfo") + ">"},
+			{gowarc.WarcDate, date.Format(TimeFormat)},
+			{gowarc.ContentType, gowarc.ApplicationWarcFields},
+		}, []byte(info), nil); err != nil {
+			return err
+		}
+	}
+
+	var protocols []string
+	last := Hop{}
+	if len(p.Hops) > 0 {
+		last = p.Hops[len(p.Hops)-1]
+	}
+	mainID := "<" + id("response") + ">"
+	if d.Status != 0 {
+		protocols = append(protocols, warcProto(d.Proto))
+	}
+	if v := tlsProto(last.TLSVersion); v != "" {
+		protocols = append(protocols, v)
+	}
+	common := func(fields ...[2]string) [][2]string {
+		out := append([][2]string{}, fields...)
+		for _, pr := range protocols {
+			out = append(out, [2]string{fieldProtocol, pr})
+		}
+		out = append(out, [2]string{fieldCipherSuite, last.CipherSuite})
+		return out
+	}
+	if d.Status != 0 {
+		req, err := requestBlock(p.FinalURL, d.RequestHeader)
+		if err != nil {
+			return err
+		}
+		if err := build(gowarc.Request, common(
+			[2]string{gowarc.WarcRecordID, "<" + id("request") + ">"},
+			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcTargetURI, p.FinalURL},
+			[2]string{gowarc.WarcConcurrentTo, mainID},
+			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
+			[2]string{gowarc.ContentType, httpReqType},
+		), req, nil); err != nil {
+			return err
+		}
+		resp := responseBlock(d.Status, d.ResponseHeader, d.Envelope)
+		if err := build(gowarc.Response, common(
+			[2]string{gowarc.WarcRecordID, mainID},
+			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcTargetURI, p.FinalURL},
+			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
+			[2]string{gowarc.ContentType, httpRespType},
+		), resp, d.Envelope); err != nil {
+			return err
+		}
+	} else {
+		ct := d.ResponseHeader.Get("Content-Type")
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		if err := build(gowarc.Resource, common(
+			[2]string{gowarc.WarcRecordID, mainID},
+			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcTargetURI, p.FinalURL},
+			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
+			[2]string{gowarc.ContentType, ct},
+		), d.Envelope, d.Envelope); err != nil {
+			return err
+		}
+	}
+	if err := build(gowarc.Metadata, [][2]string{
+		{gowarc.WarcRecordID, "<" + id("metadata") + ">"},
+		{gowarc.WarcDate, date.Format(TimeFormat)},
+		{gowarc.WarcTargetURI, p.FinalURL},
+		{gowarc.WarcRefersTo, mainID},
+		{gowarc.ContentType, jsonType},
+	}, proofJSON, nil); err != nil {
+		return err
+	}
+
+	m := gowarc.NewMarshaler()
+	for _, r := range recs {
+		if err := ww.marshal(m, r); err != nil {
+			return err
+		}
+	}
+	ww.wroteInfo = true
+	return nil
+}
+
+func (ww *WARCWriter) marshal(m gowarc.Marshaler, r gowarc.WarcRecord) error {
+	if !ww.Gzip {
+		_, _, err := m.Marshal(ww.W, r, 0)
+		return err
+	}
+	var buf bytes.Buffer
+	if _, _, err := m.Marshal(&buf, r, 0); err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(ww.W) // a zero header: no name, no time, reproducible
+	if _, err := zw.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+func warcProto(proto string) string {
+	switch proto {
+	case "HTTP/2.0", "HTTP/2":
+		return "h2"
+	case "HTTP/3.0", "HTTP/3":
+		return "h3"
+	case "HTTP/1.0":
+		return "http/1.0"
+	}
+	return "http/1.1"
+}
+
+func tlsProto(v string) string {
+	if n, ok := strings.CutPrefix(v, "TLS "); ok {
+		return "tls/" + n
+	}
+	return ""
+}
+
+// canonicalHeader copies h with canonical keys, dropping the keys in drop.
+func canonicalHeader(h http.Header, drop ...string) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := textproto.CanonicalMIMEHeaderKey(k)
+		if contains(drop, ck) {
+			continue
+		}
+		out[ck] = append(out[ck], vs...)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func writeHeader(buf *bytes.Buffer, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
+			buf.WriteString(k + ": " + strings.TrimSpace(v) + "\r\n")
+		}
+	}
+}
+
+func requestBlock(finalURL string, h http.Header) ([]byte, error) {
+	u, err := url.Parse(finalURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: final URL %q", ErrWARC, finalURL)
+	}
+	var buf bytes.Buffer
+	buf.WriteString("GET " + u.RequestURI() + " HTTP/1.1\r\n")
+	buf.WriteString("Host: " + u.Host + "\r\n")
+	writeHeader(&buf, canonicalHeader(h, "Host"))
+	buf.WriteString("\r\n")
+	return buf.Bytes(), nil
+}
+
+// responseBlock renders the response as it is archived: the envelope is the
+// decoded body, so Content-Encoding and Transfer-Encoding are dropped and
+// Content-Length states the envelope's length (the codings removed are in the
+// proof).
+func responseBlock(status int, h http.Header, envelope []byte) []byte {
+	var buf bytes.Buffer
+	text := http.StatusText(status)
+	if text == "" {
+		text = "status code " + strconv.Itoa(status)
+	}
+	buf.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + text + "\r\n")
+	hh := canonicalHeader(h, "Content-Encoding", "Transfer-Encoding", "Content-Length")
+	hh["Content-Length"] = []string{strconv.Itoa(len(envelope))}
+	writeHeader(&buf, hh)
+	buf.WriteString("\r\n")
+	buf.Write(envelope)
+	return buf.Bytes()
+}
+
+// ReadWARC reads the deposits of a WARC file written by [WARCWriter]
+// (compressed per record or not), in order. gowarc checks every record's
+// syntax, Content-Length and digests; a deposit is yielded when its metadata
+// record (the proof) is read. Records of other kinds or from other writers
+// that do not form a deposit are skipped. After an error, iteration stops.
+// The deposits are not verified: call [Verify] on each.
+func ReadWARC(r io.Reader) iter.Seq2[Deposit, error] {
+	return func(yield func(Deposit, error) bool) {
+		wr, err := gowarc.NewWarcFileReaderFromStream(r, 0, gowarc.WithStrictValidation())
+		if err != nil {
+			yield(Deposit{}, fmt.Errorf("%w: %v", ErrWARC, err))
+			return
+		}
+		defer wr.Close()
+		requests := map[string]http.Header{}
+		mains := map[string]*Deposit{}
+		for rec, err := range wr.Records() {
+			if err != nil {
+				yield(Deposit{}, fmt.Errorf("%w: at offset %d: %v", ErrWARC, rec.Offset, err))
+				return
+			}
+			d, done, err := readRecord(rec.WarcRecord, requests, mains)
+			rec.Close()
+			if err != nil {
+				yield(Deposit{}, fmt.Errorf("%w: record at offset %d: %v", ErrWARC, rec.Offset, err))
+				return
+			}
+			if done && !yield(d, nil) {
+				return
+			}
+		}
+		if len(mains) > 0 {
+			yield(Deposit{}, fmt.Errorf("%w: %d response or resource records without a proof", ErrWARC, len(mains)))
+		}
+	}
+}
+
+func readRecord(r gowarc.WarcRecord, requests map[string]http.Header, mains map[string]*Deposit) (Deposit, bool, error) {
+	h := r.WarcHeader()
+	block, err := r.Block().RawBytes()
+	if err != nil {
+		return Deposit{}, false, err
+	}
+	raw, err := io.ReadAll(block)
+	if err != nil {
+		return Deposit{}, false, err
+	}
+	switch r.Type() {
+	case gowarc.Request:
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			return Deposit{}, false, err
+		}
+		hdr := req.Header
+		if len(hdr) == 0 {
+			hdr = nil
+		}
+		requests[h.Get(gowarc.WarcConcurrentTo)] = hdr
+	case gowarc.Response:
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+		if err != nil {
+			return Deposit{}, false, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return Deposit{}, false, err
+		}
+		hdr := resp.Header
+		hdr.Del("Content-Length")
+		d := &Deposit{Envelope: body, ResponseHeader: hdr, Status: resp.StatusCode, Proto: "HTTP/1.1"}
+		for _, pr := range h.GetAll(fieldProtocol) {
+			switch pr {
+			case "h2":
+				d.Proto = "HTTP/2.0"
+			case "h3":
+				d.Proto = "HTTP/3.0"
+			case "http/1.0":
+				d.Proto = "HTTP/1.0"
+			}
+		}
+		id := h.Get(gowarc.WarcRecordID)
+		if rh, ok := requests[id]; ok {
+			d.RequestHeader = rh
+			delete(requests, id)
+		}
+		mains[id] = d
+	case gowarc.Resource:
+		d := &Deposit{Envelope: raw}
+		if ct := h.Get(gowarc.ContentType); ct != "" && ct != "application/octet-stream" {
+			d.ResponseHeader = http.Header{"Content-Type": {ct}}
+		}
+		mains[h.Get(gowarc.WarcRecordID)] = d
+	case gowarc.Metadata:
+		if !strings.HasPrefix(h.Get(gowarc.ContentType), jsonType) {
+			return Deposit{}, false, nil
+		}
+		ref := h.Get(gowarc.WarcRefersTo)
+		d, ok := mains[ref]
+		if !ok {
+			return Deposit{}, false, fmt.Errorf("metadata refers to %s, not a response or resource read before it", ref)
+		}
+		var p Proof
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return Deposit{}, false, fmt.Errorf("proof: %v", err)
+		}
+		delete(mains, ref)
+		d.Proof = &p
+		return *d, true, nil
+	}
+	return Deposit{}, false, nil
+}
