@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/nlnwa/gowarc/v3"
@@ -51,6 +52,19 @@ const (
 // IDs: a record's ID is a function of its deposit, so writing the same
 // deposits twice gives the same bytes.
 var recordNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("politefetch/provenance/warc"))
+
+// gowarcOptions serialises gowarc's option constructor, which is called by
+// NewRecordBuilder and NewWarcFileReaderFromStream: in v3.1.0 it calls
+// uuid.EnableRandPool, an unsynchronised write to a variable of
+// github.com/google/uuid, so concurrent calls race. The mutex guards only
+// that call; it holds no state of ours.
+var gowarcOptions sync.Mutex
+
+func newRecordBuilder(t gowarc.RecordType) gowarc.WarcRecordBuilder {
+	gowarcOptions.Lock()
+	defer gowarcOptions.Unlock()
+	return gowarc.NewRecordBuilder(t, gowarc.WithStrictValidation(), gowarc.WithDefaultDigestAlgorithm("sha256"))
+}
 
 // WARCWriter writes deposits to W as WARC 1.1 records: a warcinfo record
 // before the first deposit, then per deposit a request, a response (HTTP
@@ -103,7 +117,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 		}
 	}()
 	build := func(t gowarc.RecordType, fields [][2]string, block []byte, payload []byte) error {
-		rb := gowarc.NewRecordBuilder(t, gowarc.WithStrictValidation(), gowarc.WithDefaultDigestAlgorithm("sha256"))
+		rb := newRecordBuilder(t)
 		for _, f := range fields {
 			if f[1] != "" {
 				rb.AddWarcHeader(f[0], f[1])
@@ -341,7 +355,9 @@ func responseBlock(status int, h http.Header, envelope []byte) []byte {
 // The deposits are not verified: call [Verify] on each.
 func ReadWARC(r io.Reader) iter.Seq2[Deposit, error] {
 	return func(yield func(Deposit, error) bool) {
+		gowarcOptions.Lock()
 		wr, err := gowarc.NewWarcFileReaderFromStream(r, 0, gowarc.WithStrictValidation())
+		gowarcOptions.Unlock()
 		if err != nil {
 			yield(Deposit{}, fmt.Errorf("%w: %v", ErrWARC, err))
 			return
