@@ -61,10 +61,12 @@ func (l *Ledger) store() Store {
 // set.
 func (l *Ledger) Key(host string) string {
 	h := strings.ToLower(strings.TrimSpace(host))
-	if hh, _, err := net.SplitHostPort(h); err == nil {
-		h = hh
+	if strings.IndexByte(h, ':') >= 0 {
+		if hh, _, err := net.SplitHostPort(h); err == nil {
+			h = hh
+		}
+		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 	h = strings.TrimSuffix(h, ".")
 	if !l.PerSite || net.ParseIP(h) != nil {
 		return h
@@ -145,22 +147,7 @@ func (l *Ledger) Check(ctx context.Context, host string, kind Kind, now time.Tim
 	}
 	// The suspended host's re-check is due: take it, unless another caller
 	// took it first.
-	granted := false
-	err = l.store().Update(ctx, key, func(cur State, ok bool) (State, bool) {
-		granted = false
-		st = cur
-		if !ok {
-			granted = true // cleared meanwhile: nothing stands in the way
-			return cur, false
-		}
-		if _, r := l.blocked(&cur, kind, now); r != None || !cur.Suspended {
-			return cur, true
-		}
-		granted = true
-		cur.NextCheck = now.Add(l.pol.RecheckEvery)
-		st = cur
-		return cur, true
-	})
+	st, granted, err := l.takeRecheck(ctx, key, kind, now)
 	if err != nil {
 		d.Reason, d.err = Unavailable, err
 		return d
@@ -180,6 +167,28 @@ func (l *Ledger) Check(ctx context.Context, host string, kind Kind, now time.Tim
 			NextCheck: st.NextCheck, At: now})
 	}
 	return d
+}
+
+// takeRecheck moves a suspended host's due re-check a period on and
+// reports whether this caller took it; it returns the record as stored.
+func (l *Ledger) takeRecheck(ctx context.Context, key string, kind Kind, now time.Time) (State, bool, error) {
+	var st State
+	granted := false
+	err := l.store().Update(ctx, key, func(cur State, ok bool) (State, bool) {
+		granted, st = false, cur
+		if !ok {
+			granted = true // cleared meanwhile: nothing stands in the way
+			return cur, false
+		}
+		if _, r := l.blocked(&cur, kind, now); r != None || !cur.Suspended {
+			return cur, true
+		}
+		granted = true
+		cur.NextCheck = now.Add(l.pol.RecheckEvery)
+		st = cur
+		return cur, true
+	})
+	return st, granted, err
 }
 
 func (d *Decision) fill(st *State) {

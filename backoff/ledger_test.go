@@ -17,7 +17,9 @@ var (
 	t0  = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 )
 
-func refusal(status int) backoff.Outcome { return backoff.Outcome{Kind: backoff.Article, Status: status} }
+func refusal(status int) backoff.Outcome {
+	return backoff.Outcome{Kind: backoff.Article, Status: status}
+}
 
 func observe(t *testing.T, l *backoff.Ledger, host string, o backoff.Outcome, now time.Time) backoff.Event {
 	t.Helper()
