@@ -91,11 +91,11 @@ func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits
 	if contentLength > maxWire {
 		return nil, &LimitError{Err: ErrWireTooLarge, Limit: maxWire, Declared: contentLength}
 	}
-	var buf bytes.Buffer
-	if contentLength > 0 {
-		buf.Grow(int(contentLength) + 1)
+	hint := int64(-1)
+	if contentLength >= 0 {
+		hint = contentLength + 1 // room to notice one byte too many
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r, maxWire+1))
+	data, n, err := readCapped(r, maxWire, hint)
 	if err != nil {
 		return nil, &TruncatedError{Got: n, Want: contentLength, Err: err}
 	}
@@ -108,7 +108,6 @@ func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits
 	if contentLength >= 0 && n > contentLength {
 		return nil, fmt.Errorf("%w: read %d bytes, Content-Length %d", ErrLengthMismatch, n, contentLength)
 	}
-	data := buf.Bytes()
 	for i := len(codings) - 1; i >= 0; i-- {
 		data, err = decodeOne(codings[i], data, maxDecoded)
 		if err != nil {
@@ -171,7 +170,6 @@ func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
 		zr, err = zstd.NewReader(bytes.NewReader(in),
 			zstd.WithDecoderConcurrency(1),
 			zstd.WithDecoderMaxWindow(MaxZstdWindow),
-			zstd.WithDecoderMaxMemory(uint64(maxDecoded)+1),
 			zstd.WithDecoderLowmem(true))
 		if err == nil {
 			defer zr.Close()
@@ -181,15 +179,69 @@ func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
 	if err != nil {
 		return nil, codingErr(coding, err)
 	}
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(dec, maxDecoded+1))
+	out, n, err := readCapped(dec, maxDecoded, min(maxDecoded+1, max(4*int64(len(in)), 32<<10)))
 	if err != nil {
 		return nil, codingErr(coding, err)
 	}
 	if n > maxDecoded {
 		return nil, &LimitError{Err: ErrDecodedTooLarge, Limit: maxDecoded, Declared: -1, Coding: coding}
 	}
-	return out.Bytes(), nil
+	return out, nil
+}
+
+// maxChunk bounds the chunks readCapped allocates once its hint is spent.
+const maxChunk = 4 << 20
+
+// readCapped reads r until io.EOF or until it holds limit+1 bytes, whichever
+// comes first, and never asks r for more than limit+1 bytes. It fills
+// chunks that start at hint bytes (or 32 KiB) and double, so a reader that
+// stops early costs little; a body of n bytes costs about 2n bytes of
+// allocation, one of exactly hint bytes costs n+1. It returns the bytes read
+// (nil when over limit), their number and any error other than io.EOF.
+func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
+	remaining := limit + 1
+	size := hint
+	if size <= 0 {
+		size = 32 << 10
+	}
+	var (
+		chunks [][]byte
+		total  int
+		err    error
+	)
+	for remaining > 0 && err == nil {
+		buf := make([]byte, min(size, remaining))
+		n := 0
+		empty := 0
+		for n < len(buf) && err == nil {
+			var m int
+			m, err = r.Read(buf[n:])
+			n += m
+			if m == 0 && err == nil {
+				if empty++; empty >= 100 {
+					err = io.ErrNoProgress
+				}
+			}
+		}
+		chunks = append(chunks, buf[:n])
+		total += n
+		remaining -= int64(n)
+		size = min(2*size, maxChunk)
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if remaining == 0 {
+		return nil, int64(total), err // over the limit: the bytes are not wanted
+	}
+	if len(chunks) == 1 {
+		return chunks[0], int64(total), err
+	}
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, int64(total), err
 }
 
 // codingErr classifies a decoder's error: an early end is truncation,
