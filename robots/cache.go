@@ -424,14 +424,14 @@ func discard(b io.ReadCloser) {
 func NormalizeHost(h string) string {
 	h = strings.ToLower(h)
 	if host, port, err := net.SplitHostPort(h); err == nil {
-		if port == "443" || port == "" {
-			h = host
-			if strings.Contains(h, ":") {
-				h = "[" + h + "]"
-			}
-		} else {
-			return strings.TrimSuffix(host, ".") + ":" + port
+		host = strings.TrimSuffix(host, ".")
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
 		}
+		if port == "443" || port == "" {
+			return host
+		}
+		return host + ":" + port
 	}
 	return strings.TrimSuffix(h, ".")
 }

@@ -1,0 +1,686 @@
+package robots_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/robots"
+)
+
+const agent = "ExampleBot/1.0 (+https://example.org/bot)"
+
+var epoch = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+// probe wraps the web's transport to tell the test when a request has
+// started and when its response headers arrived, so timeouts can be driven
+// by the Manual clock at the right moment.
+type probe struct {
+	next    http.RoundTripper
+	started chan string
+	headers chan string
+}
+
+func newProbe(next http.RoundTripper) *probe {
+	return &probe{next: next, started: make(chan string, 64), headers: make(chan string, 64)}
+}
+
+func (p *probe) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.started <- req.URL.String()
+	resp, err := p.next.RoundTrip(req)
+	if err == nil {
+		p.headers <- req.URL.String()
+	}
+	return resp, err
+}
+
+// setup starts a politetest web and a Cache over it with a Manual clock.
+func setup(t *testing.T, pol robots.Policy) (*politetest.Web, *robots.Cache, *clock.Manual, *probe) {
+	t.Helper()
+	web := politetest.NewWeb(t)
+	clk := clock.NewManual(epoch)
+	p := newProbe(web.Transport())
+	c := &robots.Cache{Transport: p, UserAgent: agent, Policy: pol, Clock: clk, Timeout: 10 * time.Second}
+	return web, c, clk, p
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// robotsFetches counts the requests for /robots.txt (redirect hops
+// included) the web received for host.
+func robotsFetches(web *politetest.Web, host string) int {
+	n := 0
+	for _, r := range web.Requests() {
+		if r.Host == host && r.Path == "/robots.txt" {
+			n++
+		}
+	}
+	return n
+}
+
+// gate is the fetch chain's robots layer in miniature: it asks the Cache
+// before sending, as the fetch package does.
+type gate struct {
+	c    *robots.Cache
+	next http.RoundTripper
+}
+
+func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := g.c.Allow(req.Context(), req.URL); err != nil {
+		return nil, err
+	}
+	return g.next.RoundTrip(req)
+}
+
+// TestCache_V11_RobotsBeforeAnyOtherRequest proves V11 and D1 on the wire:
+// through a robots gate, each host's first request is its robots.txt, it is
+// fetched once, disallowed paths are never requested, and the politetest
+// referee finds no robots violation.
+func TestCache_V11_RobotsBeforeAnyOtherRequest(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.VaultPolicy())
+	for _, h := range []string{"a.example", "b.example"} {
+		web.Site(h).SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private\n\nUser-agent: ExampleBot\nDisallow: /members\n"})
+	}
+	client := &http.Client{Transport: gate{c: c, next: web.Transport()}}
+	var refused []string
+	for _, u := range []string{
+		"https://a.example/feed.xml", "https://a.example/members/1", "https://b.example/feed.xml",
+		"https://a.example/private/1", "https://a.example/sitemap.xml", "https://b.example/members/2", "https://b.example/",
+	} {
+		resp, err := client.Get(u)
+		if err != nil {
+			if !errors.Is(err, robots.ErrDisallowed) {
+				t.Fatalf("GET %s: %v", u, err)
+			}
+			refused = append(refused, u)
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if got, want := strings.Join(refused, " "), "https://a.example/members/1 https://b.example/members/2"; got != want {
+		t.Errorf("refused %s, want %s (the ExampleBot group, not \"*\", applies)", got, want)
+	}
+	first := map[string]string{}
+	for _, r := range web.Requests() {
+		if _, ok := first[r.Host]; !ok {
+			first[r.Host] = r.Path
+		}
+	}
+	for _, h := range []string{"a.example", "b.example"} {
+		if first[h] != "/robots.txt" {
+			t.Errorf("first request to %s was %q, want /robots.txt", h, first[h])
+		}
+		if n := robotsFetches(web, h); n != 1 {
+			t.Errorf("%s: robots.txt fetched %d times, want 1", h, n)
+		}
+	}
+	rep := web.Audit(politetest.Policy{RobotsAgent: "ExampleBot"})
+	for _, rule := range []politetest.Rule{politetest.RuleRobotsFirst, politetest.RuleDisallowed} {
+		if n := rep.Count(rule); n != 0 {
+			t.Errorf("referee: %d %s violations:\n%s", n, rule, rep)
+		}
+	}
+}
+
+// TestCache_RobotsTxtItselfNeverFetchesItself proves R1: /robots.txt is
+// allowed without a fetch.
+func TestCache_RobotsTxtItselfNeverFetchesItself(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.NewsPolicy())
+	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /\n"})
+	if err := c.Allow(context.Background(), mustURL(t, "https://a.example/robots.txt")); err != nil {
+		t.Fatalf("Allow(/robots.txt) = %v", err)
+	}
+	if n := len(web.Requests()); n != 0 {
+		t.Fatalf("%d requests sent, want none", n)
+	}
+}
+
+// TestCache_OneFetchPerHost proves the singleflight: many concurrent first
+// hits to one host, under any spelling of its name, make one fetch.
+func TestCache_OneFetchPerHost(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.DigestPolicy())
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	}))
+	hosts := []string{"a.example", "A.EXAMPLE", "a.example.", "a.example:443"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- c.Allow(context.Background(), mustURL(t, "https://"+hosts[i%len(hosts)]+"/x/1"))
+		}()
+	}
+	<-arrived
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, robots.ErrDisallowed) {
+			t.Errorf("Allow = %v, want a refusal", err)
+		}
+	}
+	if n := robotsFetches(web, "a.example"); n != 1 {
+		t.Fatalf("robots.txt fetched %d times, want 1", n)
+	}
+}
+
+// TestCache_TTL proves each policy's cache time on the Manual clock (S3:
+// 1 h; V11: at most 24 h; digest 24 h) and D13: a new "Disallow: /" stops
+// the crawler at the next refresh at the latest.
+func TestCache_TTL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		pol  robots.Policy
+		ttl  time.Duration
+	}{
+		{"S3_News1h", robots.NewsPolicy(), time.Hour},
+		{"V11_Vault24h", robots.VaultPolicy(), 24 * time.Hour},
+		{"D13_Digest24h", robots.DigestPolicy(), 24 * time.Hour},
+		{"ZeroPolicyDefault", robots.Policy{}, robots.DefaultTTL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, clk, _ := setup(t, tc.pol)
+			site := web.Site("a.example")
+			site.SetRobots(politetest.Robots{Body: "User-agent: *\nAllow: /\n"})
+			ctx := context.Background()
+			page := mustURL(t, "https://a.example/page")
+			if err := c.Allow(ctx, page); err != nil {
+				t.Fatalf("Allow = %v", err)
+			}
+			site.SetRobots(politetest.Robots{Body: "User-agent: ExampleBot\nDisallow: /\n"})
+			clk.Advance(tc.ttl - time.Second)
+			if err := c.Allow(ctx, page); err != nil {
+				t.Fatalf("1 s before the TTL: Allow = %v, want the cached allow", err)
+			}
+			if n := robotsFetches(web, "a.example"); n != 1 {
+				t.Fatalf("1 s before the TTL: %d fetches, want 1", n)
+			}
+			clk.Advance(time.Second)
+			err := c.Allow(ctx, page)
+			var re *robots.RefusalError
+			if !errors.As(err, &re) || re.Rule != "Disallow: /" || re.Group != "ExampleBot" {
+				t.Fatalf("at the TTL: Allow = %v, want refusal by \"Disallow: /\" in group ExampleBot", err)
+			}
+			if want := epoch.Add(2 * tc.ttl); !re.RetryAt.Equal(want) {
+				t.Errorf("RetryAt = %v, want %v", re.RetryAt, want)
+			}
+			if n := robotsFetches(web, "a.example"); n != 2 {
+				t.Fatalf("at the TTL: %d fetches, want 2", n)
+			}
+		})
+	}
+}
+
+// TestCache_MaxAgeShorterWins proves that a shorter Cache-Control max-age
+// shortens the TTL, but never below MinTTL.
+func TestCache_MaxAgeShorterWins(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cc   string
+		want time.Duration
+	}{
+		{"max-age=600", 10 * time.Minute},
+		{"public, max-age=7200", time.Hour}, // longer than the news TTL: the TTL wins
+		{"max-age=0", robots.MinTTL},
+		{"no-store", robots.MinTTL},
+	} {
+		t.Run(tc.cc, func(t *testing.T) {
+			t.Parallel()
+			web, c, clk, _ := setup(t, robots.NewsPolicy())
+			web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Cache-Control", tc.cc)
+				io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+			}))
+			e, err := c.Lookup(context.Background(), "a.example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.Expires.Sub(clk.Now()); got != tc.want {
+				t.Fatalf("TTL = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+type want int
+
+const (
+	allowed    want = iota // the page may be fetched
+	ruled                  // the file was parsed: /page allowed, /x refused by its rule
+	disallowed             // the whole site is refused
+)
+
+// TestCache_StatusPerPreset proves every status and failure per preset on
+// the wire: S3 (401, 403, 429, 5xx, unreachable → site disallowed), V11
+// (4xx → allowed, 5xx or unreachable → nothing read), the digest engine's
+// RFC rules, and the Google preset.
+func TestCache_StatusPerPreset(t *testing.T) {
+	t.Parallel()
+	type outcome struct{ news, vault, digest, google want }
+	cases := []struct {
+		name    string
+		robots  politetest.Robots
+		timeout bool // the fetch hangs: the Manual clock runs out the Timeout
+		out     outcome
+	}{
+		{"200", politetest.Robots{Body: "User-agent: *\nDisallow: /x\n"}, false, outcome{ruled, ruled, ruled, ruled}},
+		{"204", politetest.Robots{Status: 204}, false, outcome{allowed, allowed, allowed, allowed}},
+		{"400", politetest.Robots{Status: 400}, false, outcome{allowed, allowed, allowed, allowed}},
+		{"401", politetest.Robots{Status: 401}, false, outcome{disallowed, allowed, allowed, allowed}},
+		{"403", politetest.Robots{Status: 403}, false, outcome{disallowed, allowed, allowed, allowed}},
+		{"404", politetest.Robots{Status: 404}, false, outcome{allowed, allowed, allowed, allowed}},
+		{"410", politetest.Robots{Status: 410}, false, outcome{allowed, allowed, allowed, allowed}},
+		{"429", politetest.Robots{Status: 429}, false, outcome{disallowed, allowed, allowed, disallowed}},
+		{"500", politetest.Robots{Status: 500}, false, outcome{disallowed, disallowed, disallowed, disallowed}},
+		{"503", politetest.Robots{Status: 503}, false, outcome{disallowed, disallowed, disallowed, disallowed}},
+		{"reset", politetest.Robots{Failure: politetest.FailReset}, false, outcome{disallowed, disallowed, disallowed, disallowed}},
+		{"timeout", politetest.Robots{Failure: politetest.FailTimeout}, true, outcome{disallowed, disallowed, disallowed, disallowed}},
+	}
+	presets := []struct {
+		name string
+		pol  robots.Policy
+		pick func(outcome) want
+	}{
+		{"S3_News", robots.NewsPolicy(), func(o outcome) want { return o.news }},
+		{"V11_Vault", robots.VaultPolicy(), func(o outcome) want { return o.vault }},
+		{"Digest", robots.DigestPolicy(), func(o outcome) want { return o.digest }},
+		{"Google", robots.Policy{Status: robots.Google}, func(o outcome) want { return o.google }},
+	}
+	for _, p := range presets {
+		for _, tc := range cases {
+			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				web, c, clk, pr := setup(t, p.pol)
+				web.Site("a.example").SetRobots(tc.robots)
+				ctx := context.Background()
+				var page error
+				if tc.timeout {
+					done := make(chan error, 1)
+					go func() { done <- c.Allow(ctx, mustURL(t, "https://a.example/page")) }()
+					<-pr.started
+					clk.Advance(c.Timeout)
+					page = <-done
+				} else {
+					page = c.Allow(ctx, mustURL(t, "https://a.example/page"))
+				}
+				x := c.Allow(ctx, mustURL(t, "https://a.example/x/1"))
+				var re *robots.RefusalError
+				switch w := p.pick(tc.out); w {
+				case allowed:
+					if page != nil || x != nil {
+						t.Fatalf("Allow = %v, %v; want both allowed", page, x)
+					}
+				case ruled:
+					if page != nil || !errors.As(x, &re) || re.Rule != "Disallow: /x" {
+						t.Fatalf("Allow = %v, %v; want /page allowed, /x refused by its rule", page, x)
+					}
+				case disallowed:
+					if !errors.As(page, &re) || re.Outcome != robots.DisallowAll || !errors.Is(x, robots.ErrDisallowed) {
+						t.Fatalf("Allow = %v, %v; want the site disallowed", page, x)
+					}
+					if tc.robots.Status != 0 && re.Status != tc.robots.Status {
+						t.Errorf("RefusalError.Status = %d, want %d", re.Status, tc.robots.Status)
+					}
+					if tc.robots.Failure != 0 && re.Err == nil {
+						t.Errorf("RefusalError.Err is nil for a network failure")
+					}
+				}
+				if n := robotsFetches(web, "a.example"); n != 1 && !tc.timeout {
+					t.Errorf("%d robots fetches, want 1", n)
+				}
+			})
+		}
+	}
+}
+
+// TestCache_V11_RetryAfterFailure proves V11's "5xx or unreachable → read
+// nothing until it answers, retrying robots.txt after 15 minutes", and the
+// same retry for S3's refusals.
+func TestCache_V11_RetryAfterFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		pol    robots.Policy
+		robots politetest.Robots
+	}{
+		{"V11_Vault503", robots.VaultPolicy(), politetest.Robots{Status: 503}},
+		{"V11_VaultReset", robots.VaultPolicy(), politetest.Robots{Failure: politetest.FailReset}},
+		{"S3_News403", robots.NewsPolicy(), politetest.Robots{Status: 403}},
+		{"S3_News429", robots.NewsPolicy(), politetest.Robots{Status: 429}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, clk, _ := setup(t, tc.pol)
+			site := web.Site("a.example")
+			site.SetRobots(tc.robots)
+			ctx := context.Background()
+			page := mustURL(t, "https://a.example/feed.xml")
+			err := c.Allow(ctx, page)
+			var re *robots.RefusalError
+			if !errors.As(err, &re) || re.Outcome != robots.DisallowAll {
+				t.Fatalf("Allow = %v, want the site disallowed", err)
+			}
+			if want := epoch.Add(15 * time.Minute); !re.RetryAt.Equal(want) {
+				t.Fatalf("RetryAt = %v, want %v", re.RetryAt, want)
+			}
+			site.SetRobots(politetest.Robots{Body: "User-agent: *\nAllow: /\n"})
+			clk.Advance(15*time.Minute - time.Second)
+			if err := c.Allow(ctx, page); !errors.Is(err, robots.ErrDisallowed) {
+				t.Fatalf("before the retry interval: Allow = %v, want still refused", err)
+			}
+			if n := robotsFetches(web, "a.example"); n != 1 {
+				t.Fatalf("before the retry interval: %d fetches, want 1", n)
+			}
+			clk.Advance(time.Second)
+			if err := c.Allow(ctx, page); err != nil {
+				t.Fatalf("after the retry interval: Allow = %v, want allowed", err)
+			}
+			if n := robotsFetches(web, "a.example"); n != 2 {
+				t.Fatalf("after the retry interval: %d fetches, want 2", n)
+			}
+		})
+	}
+}
+
+// TestCache_FailureAfterGood proves the OnFailure choice: the seed
+// policies disallow the site when a refresh fails; UseLastGood keeps the
+// last good copy while the file is unreachable (RFC 9309 §2.4).
+func TestCache_FailureAfterGood(t *testing.T) {
+	t.Parallel()
+	useLast := robots.VaultPolicy()
+	useLast.OnFailure = robots.UseLastGood
+	for _, tc := range []struct {
+		name     string
+		pol      robots.Policy
+		failure  politetest.Robots
+		lastGood bool
+	}{
+		{"S3_NewsDisallows", robots.NewsPolicy(), politetest.Robots{Status: 503}, false},
+		{"V11_VaultDisallows", robots.VaultPolicy(), politetest.Robots{Failure: politetest.FailReset}, false},
+		{"UseLastGood503", useLast, politetest.Robots{Status: 503}, true},
+		{"UseLastGoodReset", useLast, politetest.Robots{Failure: politetest.FailReset}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, clk, _ := setup(t, tc.pol)
+			site := web.Site("a.example")
+			site.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\n"})
+			ctx := context.Background()
+			if _, err := c.Lookup(ctx, "a.example"); err != nil {
+				t.Fatal(err)
+			}
+			site.SetRobots(tc.failure)
+			clk.Advance(tc.pol.TTL)
+			err := c.Allow(ctx, mustURL(t, "https://a.example/page"))
+			e, _ := c.Lookup(ctx, "a.example")
+			if tc.lastGood {
+				if err != nil || !e.Stale || e.LastFailure == "" {
+					t.Fatalf("Allow = %v, stale %v %q; want the last good copy", err, e.Stale, e.LastFailure)
+				}
+				if err := c.Allow(ctx, mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
+					t.Fatalf("last good copy's rule not applied: %v", err)
+				}
+			} else if !errors.Is(err, robots.ErrDisallowed) {
+				t.Fatalf("Allow = %v, want the site disallowed", err)
+			}
+			if want := clk.Now().Add(15 * time.Minute); !e.Expires.Equal(want) {
+				t.Errorf("Expires = %v, want the retry interval %v", e.Expires, want)
+			}
+		})
+	}
+}
+
+// TestCache_R1_Redirects proves R1's redirect rule: five redirects are
+// followed and the rules apply to the original host; a sixth redirect is
+// not followed and the file counts as unavailable (RFC 9309 §2.3.1.2), unless
+// the policy says DisallowTooManyRedirects; a redirect to http fails.
+func TestCache_R1_Redirects(t *testing.T) {
+	t.Parallel()
+	body := "User-agent: *\nDisallow: /x\n"
+	strictRedirects := robots.Policy{Status: robots.Strict | robots.DisallowTooManyRedirects}
+	for _, tc := range []struct {
+		name     string
+		pol      robots.Policy
+		hops     int
+		want     want
+		requests int
+	}{
+		{"1", robots.NewsPolicy(), 1, ruled, 2},
+		{"5", robots.NewsPolicy(), 5, ruled, 6},
+		{"6_RFCUnavailable", robots.VaultPolicy(), 6, allowed, 6},
+		{"6_StrictNewsAsRFC", robots.NewsPolicy(), 6, allowed, 6},
+		{"6_DisallowTooManyRedirects", strictRedirects, 6, disallowed, 6},
+		{"20", robots.DigestPolicy(), 20, allowed, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, _, _ := setup(t, tc.pol)
+			web.Site("a.example").SetRobots(politetest.Robots{Body: body, Redirects: tc.hops})
+			ctx := context.Background()
+			page := c.Allow(ctx, mustURL(t, "https://a.example/page"))
+			x := c.Allow(ctx, mustURL(t, "https://a.example/x"))
+			switch tc.want {
+			case ruled:
+				if page != nil || !errors.Is(x, robots.ErrDisallowed) {
+					t.Fatalf("Allow = %v, %v; want the file's rules", page, x)
+				}
+			case allowed:
+				if page != nil || x != nil {
+					t.Fatalf("Allow = %v, %v; want all allowed", page, x)
+				}
+			case disallowed:
+				if !errors.Is(page, robots.ErrDisallowed) || !errors.Is(page, robots.ErrTooManyRedirects) {
+					t.Fatalf("Allow = %v; want disallowed for too many redirects", page)
+				}
+			}
+			if n := robotsFetches(web, "a.example"); n != tc.requests {
+				t.Fatalf("%d robots.txt requests, want %d", n, tc.requests)
+			}
+		})
+	}
+	t.Run("OtherHost", func(t *testing.T) {
+		t.Parallel()
+		web, c, _, _ := setup(t, robots.NewsPolicy())
+		web.Site("cdn.example").SetRobots(politetest.Robots{Body: body})
+		web.Site("a.example").Handle("/robots.txt", http.RedirectHandler("https://cdn.example/robots.txt", http.StatusFound))
+		if err := c.Allow(context.Background(), mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatalf("Allow = %v; want the redirect target's rules applied to a.example", err)
+		}
+		if e, _ := c.Lookup(context.Background(), "cdn.example"); robotsFetches(web, "cdn.example") != 2 || e.Outcome != robots.ParseBody {
+			t.Fatal("cdn.example's own entry should be a separate fetch")
+		}
+	})
+	t.Run("ToHTTP", func(t *testing.T) {
+		t.Parallel()
+		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web.Site("a.example").Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.RedirectToHTTP})
+		err := c.Allow(context.Background(), mustURL(t, "https://a.example/page"))
+		if !errors.Is(err, robots.ErrDisallowed) || !errors.Is(err, robots.ErrInsecureRedirect) {
+			t.Fatalf("Allow = %v; want disallowed for the insecure redirect", err)
+		}
+	})
+}
+
+// TestCache_R1_Oversize proves R1's size limit on the wire: the first
+// 500 KiB are parsed, a rule beyond them is ignored, and the fetch stops
+// reading there.
+func TestCache_R1_Oversize(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.NewsPolicy())
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /early\n")
+	for b.Len() < robots.MaxBodySize-100 {
+		b.WriteString("# padding padding padding padding padding padding padding padding\n")
+	}
+	for b.Len() < robots.MaxBodySize-10 {
+		b.WriteString("#\n")
+	}
+	b.WriteString("Disallow: /cut\n") // crosses the limit: dropped
+	b.WriteString("Disallow: /late\n")
+	for b.Len() < 4<<20 {
+		b.WriteString("Disallow: /late\n")
+	}
+	big := b.String()
+	web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, big)
+	}))
+	ctx := context.Background()
+	if err := c.Allow(ctx, mustURL(t, "https://a.example/early")); !errors.Is(err, robots.ErrDisallowed) {
+		t.Fatalf("/early: %v, want refused", err)
+	}
+	for _, p := range []string{"/cut", "/late"} {
+		if err := c.Allow(ctx, mustURL(t, "https://a.example"+p)); err != nil {
+			t.Fatalf("%s: %v, want allowed (beyond the limit)", p, err)
+		}
+	}
+	e, _ := c.Lookup(ctx, "a.example")
+	if len(e.Body) > robots.MaxBodySize+1 {
+		t.Fatalf("kept %d bytes, want at most %d", len(e.Body), robots.MaxBodySize+1)
+	}
+}
+
+// TestCache_TruncatedAndSlowBodies proves that a truncated body and a body
+// too slow to finish within the Timeout are network failures: the site is
+// disallowed under every seed policy (S3, V11).
+func TestCache_TruncatedAndSlowBodies(t *testing.T) {
+	t.Parallel()
+	body := "User-agent: *\nDisallow: /x\n" + strings.Repeat("# comment line\n", 100)
+	for _, pol := range []struct {
+		name string
+		p    robots.Policy
+	}{{"S3_News", robots.NewsPolicy()}, {"V11_Vault", robots.VaultPolicy()}, {"Digest", robots.DigestPolicy()}} {
+		t.Run(pol.name+"/Truncated", func(t *testing.T) {
+			t.Parallel()
+			web, c, _, _ := setup(t, pol.p)
+			site := web.Site("a.example")
+			site.SetRobots(politetest.Robots{Body: body})
+			site.Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.Truncate})
+			err := c.Allow(context.Background(), mustURL(t, "https://a.example/page"))
+			if !errors.Is(err, robots.ErrDisallowed) || !errors.Is(err, robots.ErrTruncated) {
+				t.Fatalf("Allow = %v; want disallowed for a truncated body", err)
+			}
+		})
+		t.Run(pol.name+"/Slow", func(t *testing.T) {
+			t.Parallel()
+			web, c, clk, pr := setup(t, pol.p)
+			site := web.Site("a.example")
+			site.SetRobots(politetest.Robots{Body: body})
+			site.Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.Trickle, Chunk: 64, Delay: time.Hour})
+			done := make(chan error, 1)
+			go func() { done <- c.Allow(context.Background(), mustURL(t, "https://a.example/page")) }()
+			<-pr.headers // the body has started to trickle
+			clk.Advance(c.Timeout)
+			err := <-done
+			if !errors.Is(err, robots.ErrDisallowed) {
+				t.Fatalf("Allow = %v; want disallowed for a body slower than the timeout", err)
+			}
+		})
+	}
+}
+
+// TestCache_CallerCancelDoesNotPoisonHost proves that a caller giving up
+// while robots.txt is being fetched gets its context's error, not a
+// refusal, and the fetch still completes for the others.
+func TestCache_CallerCancelDoesNotPoisonHost(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.VaultPolicy())
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Allow(ctx, mustURL(t, "https://a.example/page")) }()
+	<-arrived
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, robots.ErrDisallowed) {
+		t.Fatalf("Allow after cancel = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := c.Allow(context.Background(), mustURL(t, "https://a.example/page")); err != nil {
+		t.Fatalf("later Allow = %v, want allowed", err)
+	}
+	if n := robotsFetches(web, "a.example"); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+// TestCache_CrawlDelayAndSitemaps proves V11's Crawl-delay input and the
+// feed discovery through Sitemaps.
+func TestCache_CrawlDelayAndSitemaps(t *testing.T) {
+	t.Parallel()
+	web, c, _, _ := setup(t, robots.VaultPolicy())
+	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nCrawl-delay: 1\n\nUser-agent: examplebot\nCrawl-delay: 2.5\nDisallow: /x\n\nSitemap: https://a.example/sitemap_index.xml\n"})
+	web.Site("b.example").SetRobots(politetest.Robots{Status: 503})
+	web.Site("c.example").SetRobots(politetest.Robots{Status: 404})
+	ctx := context.Background()
+	if d, ok := c.CrawlDelay(ctx, "A.example:443"); !ok || d != 2500*time.Millisecond {
+		t.Errorf("CrawlDelay = %v, %v; want 2.5s", d, ok)
+	}
+	if sm, err := c.Sitemaps(ctx, "a.example"); err != nil || len(sm) != 1 || sm[0] != "https://a.example/sitemap_index.xml" {
+		t.Errorf("Sitemaps = %q, %v", sm, err)
+	}
+	if _, ok := c.CrawlDelay(ctx, "b.example"); ok {
+		t.Error("CrawlDelay for an unreachable robots.txt reported one")
+	}
+	if _, err := c.Sitemaps(ctx, "b.example"); !errors.Is(err, robots.ErrDisallowed) {
+		t.Errorf("Sitemaps(503 host) = %v, want a refusal", err)
+	}
+	if sm, err := c.Sitemaps(ctx, "c.example"); err != nil || sm != nil {
+		t.Errorf("Sitemaps(404 host) = %q, %v; want none", sm, err)
+	}
+	if n := robotsFetches(web, "a.example"); n != 1 {
+		t.Errorf("%d fetches of a.example, want 1", n)
+	}
+}
+
+// TestCache_NotHTTPS: only https URLs are answered (V10).
+func TestCache_NotHTTPS(t *testing.T) {
+	t.Parallel()
+	c := &robots.Cache{Transport: http.DefaultTransport}
+	if err := c.Allow(context.Background(), mustURL(t, "http://a.example/")); !errors.Is(err, robots.ErrNotHTTPS) {
+		t.Fatalf("Allow(http) = %v, want ErrNotHTTPS", err)
+	}
+}
+
+func TestNormalizeHost(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Example.COM": "example.com", "example.com.": "example.com", "example.com:443": "example.com",
+		"example.com.:443": "example.com", "example.com:8443": "example.com:8443", "[::1]:443": "[::1]", "[::1]:8443": "[::1]:8443", "[::1].": "[::1]",
+	} {
+		if got := robots.NormalizeHost(in); got != want {
+			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
