@@ -26,6 +26,8 @@ type RefusedError struct {
 	Err    error     // the store's error, for Unavailable
 }
 
+// Error says which request was refused, why, until when, and the host's
+// last refusal.
 func (e *RefusedError) Error() string {
 	var b strings.Builder
 	b.WriteString("backoff: ")
