@@ -60,7 +60,9 @@ func TestWARC_V5_RoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if !gz {
+			if gz {
+				golden(t, "fixture.warc.gz", first.Bytes())
+			} else {
 				golden(t, "fixture.warc", first.Bytes())
 			}
 			var back []provenance.Deposit
