@@ -36,8 +36,8 @@ type Ledger struct {
 	// OnEvent, when set, is called synchronously with every event (for
 	// metrics). It must not call back into the Ledger.
 	OnEvent func(Event)
-	// Rand returns a uniform draw in [0, 1) for jitter. Nil means
-	// math/rand/v2's Float64.
+	// Rand returns a uniform draw in [0, 1) for jitter; it must be safe
+	// for concurrent use. Nil means math/rand/v2's Float64.
 	Rand func() float64
 
 	once sync.Once
@@ -54,6 +54,17 @@ func (l *Ledger) store() Store {
 		return l.Store
 	}
 	return &l.mem
+}
+
+// Sweep drops the records that hold nothing at now (see [Sweeper]) and
+// returns how many it dropped. A Store that does not implement Sweeper is
+// left alone (0, nil). Callers that keep a Ledger for long may call Sweep
+// from time to time; nothing it drops affects any decision.
+func (l *Ledger) Sweep(ctx context.Context, now time.Time) (int, error) {
+	if s, ok := l.store().(Sweeper); ok {
+		return s.Sweep(ctx, now)
+	}
+	return 0, nil
 }
 
 // Key returns the record key for host: lowercase, without port, brackets

@@ -530,3 +530,24 @@ func TestDecisionErr(t *testing.T) {
 		t.Fatalf("allowed Decision's Err() = %v", err)
 	}
 }
+
+// TestLedgerSweep: a record left by a Retry-After without a strike is swept
+// once its cool-down ends; a record with strikes is kept.
+func TestLedgerSweep(t *testing.T) {
+	var store backoff.MemStore
+	l := &backoff.Ledger{Store: &store}
+	observe(t, l, "slow.example", backoff.Outcome{Status: 503, RetryAfter: "600"}, t0)
+	observe(t, l, "refusing.example", refusal(403), t0)
+	if n, err := l.Sweep(ctx, t0.Add(5*time.Minute)); n != 0 || err != nil {
+		t.Fatalf("Sweep during the cool-downs = %d, %v; want 0", n, err)
+	}
+	if n, _ := l.Sweep(ctx, t0.Add(10*time.Minute)); n != 1 || store.Len() != 1 {
+		t.Fatalf("Sweep after the cool-downs dropped %d, %d left; want 1 dropped, 1 left", n, store.Len())
+	}
+	if d := l.Check(ctx, "refusing.example", backoff.Article, t0.Add(10*time.Minute)); d.Strikes != 1 {
+		t.Fatalf("refusing host after Sweep = %+v, want its strike kept", d)
+	}
+	if n, err := (&backoff.Ledger{Store: failing{errors.New("x")}}).Sweep(ctx, t0); n != 0 || err != nil {
+		t.Fatalf("Sweep on a store without Sweeper = %d, %v", n, err)
+	}
+}

@@ -195,3 +195,30 @@ func (m *MemStore) Len() int {
 	}
 	return n
 }
+
+// Sweeper is implemented by a [Store] that can drop, in one pass, the
+// records that hold nothing any more at now: no strikes, no suspension and
+// a cool-down that has ended (a Retry-After honoured without a strike leaves
+// such a record behind). [Ledger.Sweep] calls it. A record that still
+// holds strikes is never swept: only a success clears it.
+type Sweeper interface {
+	Sweep(ctx context.Context, now time.Time) (int, error)
+}
+
+// Sweep deletes the records that hold nothing at now and returns how many
+// it deleted. It holds one shard's lock at a time.
+func (m *MemStore) Sweep(_ context.Context, now time.Time) (int, error) {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		for k, p := range sh.m {
+			if st := p.unpack(); st.idle(now) {
+				delete(sh.m, k)
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n, nil
+}

@@ -1,7 +1,8 @@
 // Package backofftest checks that an implementation of [backoff.Store]
 // behaves as the ledger needs: records round-trip exactly, Update is atomic
-// per key, deleting works, keys are independent, and a ledger built on the
-// store enforces a refusal.
+// per key, deleting works, keys are independent, Sweep (for a store that
+// implements [backoff.Sweeper]) drops only records that hold nothing, and a
+// ledger built on the store enforces a refusal.
 package backofftest
 
 import (
@@ -125,6 +126,27 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 		}
 		if got.Strikes != workers*each {
 			t.Fatalf("Strikes = %d after %d concurrent increments: Update is not atomic", got.Strikes, workers*each)
+		}
+	})
+
+	t.Run("Sweep", func(t *testing.T) {
+		s := newStore()
+		sw, ok := s.(backoff.Sweeper)
+		if !ok {
+			t.Skip("store does not implement backoff.Sweeper")
+		}
+		put(t, s, "expired.example", backoff.State{Until: at.Add(time.Minute)})
+		put(t, s, "cooling.example", backoff.State{Until: at.Add(time.Hour)})
+		put(t, s, "struck.example", backoff.State{Strikes: 1, LastStatus: 403, LastAt: at, Until: at.Add(time.Minute)})
+		put(t, s, "suspended.example", backoff.State{Strikes: 5, Suspended: true, NextCheck: at.Add(time.Minute)})
+		n, err := sw.Sweep(ctx, at.Add(2*time.Minute))
+		if err != nil || n != 1 {
+			t.Fatalf("Sweep = %d, %v; want 1, nil", n, err)
+		}
+		for key, want := range map[string]bool{"expired.example": false, "cooling.example": true, "struck.example": true, "suspended.example": true} {
+			if _, ok, _ := s.Get(ctx, key); ok != want {
+				t.Errorf("after Sweep, %s present = %v, want %v", key, ok, want)
+			}
 		}
 	})
 
