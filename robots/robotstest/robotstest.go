@@ -117,24 +117,24 @@ func Run(t *testing.T, newStore func(t *testing.T) robots.Store) {
 func same(got, want robots.Entry) error {
 	switch {
 	case got.Outcome != want.Outcome:
-		return fmt.Errorf("Outcome %v, want %v", got.Outcome, want.Outcome)
+		return fmt.Errorf("robotstest: Outcome %v, want %v", got.Outcome, want.Outcome)
 	case got.Status != want.Status:
-		return fmt.Errorf("Status %d, want %d", got.Status, want.Status)
+		return fmt.Errorf("robotstest: Status %d, want %d", got.Status, want.Status)
 	case got.Failure != want.Failure:
-		return fmt.Errorf("Failure %q, want %q", got.Failure, want.Failure)
+		return fmt.Errorf("robotstest: Failure %q, want %q", got.Failure, want.Failure)
 	case string(got.Body) != string(want.Body):
-		return fmt.Errorf("Body %q, want %q", got.Body, want.Body)
+		return fmt.Errorf("robotstest: Body %q, want %q", got.Body, want.Body)
 	case !got.FetchedAt.Equal(want.FetchedAt):
-		return fmt.Errorf("FetchedAt %v, want %v", got.FetchedAt, want.FetchedAt)
+		return fmt.Errorf("robotstest: FetchedAt %v, want %v", got.FetchedAt, want.FetchedAt)
 	case !got.Expires.Equal(want.Expires):
-		return fmt.Errorf("Expires %v, want %v", got.Expires, want.Expires)
+		return fmt.Errorf("robotstest: Expires %v, want %v", got.Expires, want.Expires)
 	case got.Stale != want.Stale || got.LastFailure != want.LastFailure:
-		return fmt.Errorf("Stale %v %q, want %v %q", got.Stale, got.LastFailure, want.Stale, want.LastFailure)
+		return fmt.Errorf("robotstest: Stale %v %q, want %v %q", got.Stale, got.LastFailure, want.Stale, want.LastFailure)
 	}
 	if got.Rules != nil && want.Rules != nil {
 		for _, p := range []string{"/private/x", "/public"} {
 			if got.Rules.Allowed("x", p) != want.Rules.Allowed("x", p) {
-				return fmt.Errorf("Rules disagree on %s", p)
+				return fmt.Errorf("robotstest: Rules disagree on %s", p)
 			}
 		}
 	}

@@ -1,0 +1,118 @@
+package robots
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParse_R1_SizeLimit proves R1's 500 KiB parse limit: rules within it
+// stand, the line the limit cuts and everything after are dropped.
+func TestParse_R1_SizeLimit(t *testing.T) {
+	t.Parallel()
+	head := "User-agent: *\nDisallow: /early\n"
+	cut := "Disallow: /cut\n"
+	for _, tc := range []struct {
+		name string
+		nl   string
+	}{{"LF", "\n"}, {"CR", "\r"}, {"CRLF", "\r\n"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			b.WriteString(strings.ReplaceAll(head, "\n", tc.nl))
+			pad := "#" + strings.Repeat("x", 60) + tc.nl
+			for b.Len()+len(pad) < MaxBodySize-5 {
+				b.WriteString(pad)
+			}
+			b.WriteString(strings.Repeat("#", MaxBodySize-5-b.Len()) + tc.nl)
+			b.WriteString(strings.ReplaceAll(cut, "\n", tc.nl)) // straddles the limit
+			b.WriteString("Disallow: /late" + tc.nl)
+			r := Parse([]byte(b.String()))
+			if r.Allowed("x", "/early") {
+				t.Error("/early allowed: a rule within the limit was lost")
+			}
+			for _, p := range []string{"/cut", "/late"} {
+				if !r.Allowed("x", p) {
+					t.Errorf("%s disallowed: a rule beyond the limit was read", p)
+				}
+			}
+		})
+	}
+	t.Run("ExactlyAtLimit", func(t *testing.T) {
+		t.Parallel()
+		body := head + strings.Repeat("#", MaxBodySize-len(head)-len("Disallow: /last")-1) + "\nDisallow: /last"
+		if len(body) != MaxBodySize {
+			t.Fatalf("body is %d bytes", len(body))
+		}
+		if Parse([]byte(body)).Allowed("x", "/last") {
+			t.Error("last line of a file exactly at the limit dropped")
+		}
+	})
+}
+
+func TestNormPath(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                                "/",
+		"/":                               "/",
+		"/a?b=1":                          "/a?b=1",
+		"https://example.com":             "/",
+		"https://example.com/a/b?c#d":     "/a/b?c",
+		"https://example.com?x":           "/?x",
+		"https://user@example.com:8/p;q":  "/p;q",
+		"//example.com/p":                 "/p",
+		"/a b/ツ":                          "/a%20b/%E3%83%84",
+		"/%7e%2f%2A%41":                   "/~%2F%2AA",
+		"/a*b$":                           "/a%2Ab%24",
+		"/100%":                           "/100%",
+		"/%zz":                            "/%zz",
+		"example.com/x":                   "/x",
+		"/a?redirect=https://b.example/c": "/a?redirect=https://b.example/c",
+	} {
+		if got := normPath(in); got != want {
+			t.Errorf("normPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStatusPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    StatusPolicy
+		st   int
+		err  error
+		want Outcome
+	}{
+		{RFC9309, 200, nil, ParseBody}, {RFC9309, 299, nil, ParseBody},
+		{RFC9309, 304, nil, AllowAll}, {RFC9309, 401, nil, AllowAll}, {RFC9309, 403, nil, AllowAll},
+		{RFC9309, 429, nil, AllowAll}, {RFC9309, 499, nil, AllowAll},
+		{RFC9309, 500, nil, DisallowAll}, {RFC9309, 599, nil, DisallowAll}, {RFC9309, 100, nil, DisallowAll},
+		{RFC9309, 0, ErrTruncated, DisallowAll}, {RFC9309, 301, ErrTooManyRedirects, AllowAll},
+		{Google, 429, nil, DisallowAll}, {Google, 403, nil, AllowAll},
+		{Strict, 401, nil, DisallowAll}, {Strict, 403, nil, DisallowAll}, {Strict, 429, nil, DisallowAll},
+		{Strict, 404, nil, AllowAll}, {Strict, 410, nil, AllowAll}, {Strict, 503, nil, DisallowAll},
+		{Strict, 301, ErrTooManyRedirects, AllowAll},
+		{Strict | DisallowTooManyRedirects, 301, ErrTooManyRedirects, DisallowAll},
+	} {
+		if got := tc.p.Decide(tc.st, tc.err); got != tc.want {
+			t.Errorf("%v.Decide(%d, %v) = %v, want %v", tc.p, tc.st, tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestMaxAge(t *testing.T) {
+	t.Parallel()
+	for cc, want := range map[string]time.Duration{
+		"max-age=60": time.Minute, "public, max-age=3600": time.Hour, `max-age="120"`: 2 * time.Minute,
+		"no-cache": 0, "no-store, max-age=60": 0, "MAX-AGE=5": 5 * time.Second,
+	} {
+		if got, ok := MaxAge(cc); !ok || got != want {
+			t.Errorf("MaxAge(%q) = %v, %v; want %v", cc, got, ok, want)
+		}
+	}
+	for _, cc := range []string{"", "public", "max-age=x", "max-age=-1", "s-maxage=60"} {
+		if got, ok := MaxAge(cc); ok {
+			t.Errorf("MaxAge(%q) = %v, true; want none", cc, got)
+		}
+	}
+}

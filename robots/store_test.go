@@ -1,0 +1,154 @@
+package robots_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/robots"
+	"github.com/politefetch/politefetch/robots/robotstest"
+)
+
+func TestMemoryStoreConformance(t *testing.T) {
+	robotstest.Run(t, func(*testing.T) robots.Store { return &robots.MemoryStore{} })
+}
+
+// TestMemoryStoreBounds proves the in-memory store's three bounds: hosts,
+// bytes and time.
+func TestMemoryStoreBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := clock.NewManual(epoch)
+	t.Run("Hosts", func(t *testing.T) {
+		s := &robots.MemoryStore{MaxEntries: 3, Clock: clk}
+		for i := range 5 {
+			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Entry{Expires: epoch.Add(time.Hour)})
+		}
+		if s.Len() != 3 {
+			t.Fatalf("Len = %d, want 3", s.Len())
+		}
+		if _, ok, _ := s.Get(ctx, "h0"); ok {
+			t.Fatal("least recently used host kept")
+		}
+		if _, ok, _ := s.Get(ctx, "h4"); !ok {
+			t.Fatal("newest host evicted")
+		}
+	})
+	t.Run("Bytes", func(t *testing.T) {
+		s := &robots.MemoryStore{MaxBytes: 1 << 20, Clock: clk}
+		body := make([]byte, 100<<10)
+		for i := range 20 {
+			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Entry{Body: body, Expires: epoch.Add(time.Hour)})
+		}
+		if s.Bytes() > 1<<20 {
+			t.Fatalf("Bytes = %d, want at most %d", s.Bytes(), 1<<20)
+		}
+		if s.Len() < 4 {
+			t.Fatalf("Len = %d: evicted too much", s.Len())
+		}
+	})
+	t.Run("Time", func(t *testing.T) {
+		clk := clock.NewManual(epoch)
+		s := &robots.MemoryStore{Retain: time.Hour, Clock: clk}
+		s.Put(ctx, "a", robots.Entry{Expires: epoch.Add(time.Minute)})
+		clk.Advance(time.Hour) // expired, but within Retain: kept for UseLastGood
+		if _, ok, _ := s.Get(ctx, "a"); !ok {
+			t.Fatal("expired entry forgotten within Retain")
+		}
+		clk.Advance(time.Minute + time.Second)
+		if _, ok, _ := s.Get(ctx, "a"); ok {
+			t.Fatal("entry kept past Retain")
+		}
+		if s.Len() != 0 {
+			t.Fatalf("Len = %d, want 0", s.Len())
+		}
+	})
+}
+
+// tinyRobots answers every robots.txt request in process with a small
+// file: the 100,000-host tests measure the Cache's memory, not TLS.
+type tinyRobots struct{}
+
+func (tinyRobots) RoundTrip(req *http.Request) (*http.Response, error) {
+	body := "User-agent: *\nDisallow: /private/\nCrawl-delay: 1\nSitemap: https://" + req.URL.Host + "/sitemap.xml\n"
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/plain"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
+}
+
+func heap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestCache100kHostsBoundedMemory proves the cache stays bounded by
+// MaxHosts over 100,000 hosts, and its heap with it.
+func TestCache100kHostsBoundedMemory(t *testing.T) {
+	n := 100_000
+	if testing.Short() {
+		n = 20_000
+	}
+	const maxHosts = 5_000
+	store := &robots.MemoryStore{MaxEntries: maxHosts}
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent, Store: store}
+	ctx := context.Background()
+	before := heap()
+	u := &url.URL{Scheme: "https", Path: "/private/x"}
+	for i := range n {
+		u.Host = fmt.Sprintf("host-%d.example", i)
+		if err := c.Allow(ctx, u); err == nil {
+			t.Fatalf("%s: allowed, want refused", u)
+		}
+	}
+	after := heap()
+	if store.Len() != maxHosts {
+		t.Fatalf("store holds %d hosts, want %d", store.Len(), maxHosts)
+	}
+	grown := int64(after) - int64(before)
+	perHost := grown / maxHosts
+	t.Logf("%d hosts seen, %d held, heap grew %d KiB (%d B per host held)", n, store.Len(), grown>>10, perHost)
+	if grown > 32<<20 {
+		t.Fatalf("heap grew %d MiB for %d hosts held, want < 32 MiB", grown>>20, maxHosts)
+	}
+}
+
+// BenchmarkCacheManyHosts is Allow over an ever-growing set of hosts,
+// each a fetch (in process), with the default bounds.
+func BenchmarkCacheManyHosts(b *testing.B) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Path: "/page"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		u.Host = fmt.Sprintf("host-%d.example", i)
+		i++
+		if err := c.Allow(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCacheHit is Allow on a cached host.
+func BenchmarkCacheHit(b *testing.B) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Host: "a.example", Path: "/page"}
+	if err := c.Allow(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Allow(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
