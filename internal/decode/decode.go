@@ -141,44 +141,47 @@ func parseCodings(values []string) ([]string, error) {
 }
 
 func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
-	var (
-		dec io.Reader
-		err error
-	)
 	switch coding {
 	case "gzip", "x-gzip":
-		var zr *gzip.Reader
-		zr, err = gzip.NewReader(bytes.NewReader(in))
-		if err == nil {
-			defer zr.Close()
-			dec = zr
-		}
+		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) })
 	case "deflate":
-		var zr io.ReadCloser
-		zr, err = zlib.NewReader(bytes.NewReader(in))
-		if errors.Is(err, zlib.ErrHeader) {
-			zr, err = flate.NewReader(bytes.NewReader(in)), nil
+		// RFC 9110 deflate is zlib-wrapped; some servers send raw deflate,
+		// which browsers accept. Try zlib, and raw deflate if zlib fails for
+		// any reason but size; report zlib's error if both fail.
+		out, err := inflate(coding, in, maxDecoded, zlib.NewReader)
+		if err == nil || errors.Is(err, ErrDecodedTooLarge) {
+			return out, err
 		}
-		if err == nil {
-			defer zr.Close()
-			dec = zr
+		raw, rawErr := inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return flate.NewReader(r), nil })
+		if rawErr == nil || errors.Is(rawErr, ErrDecodedTooLarge) {
+			return raw, rawErr
 		}
+		return nil, err
 	case "br":
-		dec = brotli.NewReader(bytes.NewReader(in))
+		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(brotli.NewReader(r)), nil })
 	case "zstd":
-		var zr *zstd.Decoder
-		zr, err = zstd.NewReader(bytes.NewReader(in),
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(MaxZstdWindow),
-			zstd.WithDecoderLowmem(true))
-		if err == nil {
-			defer zr.Close()
-			dec = zr
-		}
+		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) {
+			zr, err := zstd.NewReader(r,
+				zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderMaxWindow(MaxZstdWindow),
+				zstd.WithDecoderLowmem(true))
+			if err != nil {
+				return nil, err
+			}
+			return zr.IOReadCloser(), nil
+		})
 	}
+	return nil, &UnknownCodingError{Coding: coding}
+}
+
+// inflate decodes in with the reader newReader makes, keeping at most
+// maxDecoded bytes.
+func inflate(coding string, in []byte, maxDecoded int64, newReader func(io.Reader) (io.ReadCloser, error)) ([]byte, error) {
+	dec, err := newReader(bytes.NewReader(in))
 	if err != nil {
 		return nil, codingErr(coding, err)
 	}
+	defer dec.Close()
 	out, n, err := readCapped(dec, maxDecoded, min(maxDecoded+1, max(4*int64(len(in)), 32<<10)))
 	if err != nil {
 		return nil, codingErr(coding, err)
@@ -187,6 +190,15 @@ func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
 		return nil, &LimitError{Err: ErrDecodedTooLarge, Limit: maxDecoded, Declared: -1, Coding: coding}
 	}
 	return out, nil
+}
+
+// codingErr classifies a decoder's error: an early end is truncation,
+// anything else corruption.
+func codingErr(coding string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &TruncatedError{Got: -1, Want: -1, Coding: coding, Err: err}
+	}
+	return &CorruptError{Coding: coding, Err: err}
 }
 
 // maxChunk bounds the chunks readCapped allocates once its hint is spent.
@@ -242,13 +254,4 @@ func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
 		out = append(out, c...)
 	}
 	return out, int64(total), err
-}
-
-// codingErr classifies a decoder's error: an early end is truncation,
-// anything else corruption.
-func codingErr(coding string, err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return &TruncatedError{Got: -1, Want: -1, Coding: coding, Err: err}
-	}
-	return &CorruptError{Coding: coding, Err: err}
 }
