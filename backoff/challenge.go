@@ -38,7 +38,7 @@ type marker struct {
 // Headers such a provider adds to every response (X-Iinfo, X-Sucuri-ID,
 // X-DataDome, Server: Sucuri/Cloudproxy) and scripts it injects into
 // ordinary pages (/cdn-cgi/challenge-platform/scripts/jsd, _pxAppId,
-// _Incapsula_Resource) count only with a denial status.
+// _Incapsula_Resource) count only with a denial status, or not at all.
 var markers = [...]marker{
 	// Cloudflare: the header every challenge carries, the challenge page's
 	// options object, and the interstitial's title with its platform script.
@@ -52,10 +52,11 @@ var markers = [...]marker{
 	{provider: Akamai, body: []string{"Access Denied", "Reference #", "errors.edgesuite.net"}},
 	{provider: Akamai, body: []string{"Access Denied", "Reference&#32;&#35;", "errors&#46;edgesuite&#46;net"}},
 	{provider: Akamai, body: []string{"/_sec/cp_challenge/"}},
-	// DataDome: the block flag header, the captcha host, and the
-	// always-present header held to a denial.
+	// DataDome: the block flag header, and the captcha host and the
+	// always-present header held to a denial (a page may name the captcha
+	// host in a preconnect hint).
 	{provider: DataDome, header: "X-Dd-B"},
-	{provider: DataDome, body: []string{"captcha-delivery.com"}},
+	{provider: DataDome, body: []string{"captcha-delivery.com"}, denial: true},
 	{provider: DataDome, header: "X-Datadome", denial: true},
 	// PerimeterX / HUMAN: the captcha element and script, and the sensor's
 	// app id held to a denial.

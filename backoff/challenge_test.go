@@ -49,6 +49,7 @@ var challengePages = []struct {
 	{"article-about-bot-walls.http", "", -1},
 	{"cloudflare-normal-200.http", "", -1},
 	{"datadome-normal-200.http", "", -1},
+	{"datadome-preconnect-200.http", "", -1},
 	{"perimeterx-normal-200.http", "", -1},
 	{"imperva-normal-200.http", "", -1},
 	{"imperva-404.http", "", -1},
