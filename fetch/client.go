@@ -296,6 +296,9 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		return nil, err
 	}
 	u = Clean(u, c.policy.Tracking, src.Params)
+	if k, err := hostkey.FromURL(u); err == nil {
+		u.Host = k // one host, one key: the wire carries the normalised name
+	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(withCall(ctx, call), c.policy.Timeout)
 	defer cancel()

@@ -57,6 +57,12 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
+		var ours *RefusedError
+		if errors.As(err, &ours) && ours.Reason != Robots {
+			// robots.txt could not be fetched because we refused to ask for it
+			// (the host cools down): that is the refusal to report.
+			return nil, ours
+		}
 		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Robots, Err: err}
 		switch {
 		case errors.Is(err, robots.ErrNotHTTPS):

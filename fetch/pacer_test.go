@@ -1,0 +1,166 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestPacer_D2_FIFOAndInterval: five goroutines queued on one host start in the
+// order they arrived, one interval apart, each after the previous one released its
+// slot (D2, P1). Runs under synctest: the waits are exact and take no real time.
+func TestPacer_D2_FIFOAndInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: time.Second}
+		ctx := context.Background()
+		t0 := time.Now()
+		type grant struct {
+			i  int
+			at time.Duration
+		}
+		grants := make(chan grant, 5)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for i := range 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				release, _, err := p.Wait(ctx, "news.example", 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				grants <- grant{i, time.Since(t0)}
+				time.Sleep(100 * time.Millisecond) // the request in flight
+				release()
+			}()
+			synctest.Wait() // goroutine i is granted or queued before i+1 starts
+		}
+		for want := range 5 {
+			g := <-grants
+			if g.i != want || g.at != time.Duration(want)*time.Second {
+				t.Fatalf("grant %d: goroutine %d at %v, want goroutine %d at %v", want, g.i, g.at, want, time.Duration(want)*time.Second)
+			}
+		}
+	})
+}
+
+// TestPacer_D2_OneInFlight: with the interval long past, a second request still
+// waits for the first one's release (one in flight per host, D2).
+func TestPacer_D2_OneInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: 10 * time.Millisecond}
+		ctx := context.Background()
+		release, _, _ := p.Wait(ctx, "a.example", 0)
+		done := make(chan time.Duration)
+		t0 := time.Now()
+		go func() {
+			r, _, _ := p.Wait(ctx, "a.example", 0)
+			done <- time.Since(t0)
+			r()
+		}()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("second request started while the first was in flight")
+		default:
+		}
+		release()
+		release() // a second call does nothing
+		if got := <-done; got != 5*time.Second {
+			t.Fatalf("second request started at %v, want 5s", got)
+		}
+		// Another host is not held up by a.example.
+		r, waited, _ := p.Wait(ctx, "b.example", 0)
+		r()
+		if waited != 0 {
+			t.Fatalf("b.example waited %v", waited)
+		}
+	})
+}
+
+// TestPacer_V7_CrawlDelayLengthens: a per-request minimum (the Crawl-delay)
+// longer than the interval wins; a shorter one changes nothing (V7).
+func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: time.Second}
+		ctx := context.Background()
+		for _, tc := range []struct {
+			min, want time.Duration
+		}{{0, 0}, {3 * time.Second, 3 * time.Second}, {500 * time.Millisecond, time.Second}} {
+			r, waited, err := p.Wait(ctx, "slow.example", tc.min)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r()
+			if waited != tc.want {
+				t.Errorf("min %v: waited %v, want %v", tc.min, waited, tc.want)
+			}
+		}
+	})
+}
+
+// TestPacer_D2_BandAndCancel: intervals drawn from a 2–5 s band stay within it
+// (D2), and a waiter whose context ends leaves the queue without holding up the
+// next one.
+func TestPacer_D2_BandAndCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: 2 * time.Second, IntervalMax: 5 * time.Second}
+		ctx := context.Background()
+		last := time.Time{}
+		for range 50 {
+			r, _, _ := p.Wait(ctx, "band.example", 0)
+			now := time.Now()
+			if !last.IsZero() {
+				if gap := now.Sub(last); gap < 2*time.Second || gap > 5*time.Second {
+					t.Fatalf("gap %v outside 2–5 s", gap)
+				}
+			}
+			last = now
+			r()
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error)
+		go func() {
+			_, _, err := p.Wait(cctx, "band.example", 0)
+			errc <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled wait returned %v", err)
+		}
+		r, waited, err := p.Wait(ctx, "band.example", 0)
+		if err != nil || waited > 5*time.Second {
+			t.Fatalf("after a cancelled waiter: waited %v, err %v", waited, err)
+		}
+		r()
+	})
+}
+
+// TestPacer_IdleStateReleased: the state of 10,000 hosts is dropped once they are
+// idle past their interval.
+func TestPacer_IdleStateReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: time.Second}
+		ctx := context.Background()
+		for i := range 10_000 {
+			r, _, _ := p.Wait(ctx, fmt.Sprintf("h%d.example", i), 0)
+			r()
+		}
+		time.Sleep(2 * time.Second)
+		for range 20_000 {
+			r, _, _ := p.Wait(ctx, "busy.example", 0)
+			r()
+			if p.Hosts() == 1 {
+				return
+			}
+		}
+		t.Fatalf("pacer still holds %d hosts", p.Hosts())
+	})
+}
