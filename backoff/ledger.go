@@ -125,7 +125,9 @@ func (d Decision) Err() error {
 // suspended host also refuses articles until its next re-check; the first
 // article Check at or after that instant is allowed (Reason Recheck) and
 // moves the re-check a full RecheckEvery on, so exactly one article request
-// per period gets through, however many goroutines or processes ask.
+// per period gets through, however many goroutines or processes ask (a
+// re-check whose request then gets no answer at all is spent, not given
+// back).
 // Feeds and robots.txt of a suspended host keep their schedule. Under a
 // NoCooldown policy every request is allowed. A Store error refuses the
 // request (Reason Unavailable). ctx bounds the Store calls only.

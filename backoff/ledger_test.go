@@ -439,7 +439,7 @@ func TestVault_V12_RecordsWithoutCooldown(t *testing.T) {
 	if !d.Allowed || d.Strikes != 5 || d.Cause != "status 503" {
 		t.Fatalf("Check = %+v, want allowed with 5 strikes recorded", d)
 	}
-	for _, o := range []backoff.Outcome{{Status: 301}, {Status: 302}, {Status: 304}, {Kind: backoff.Robots, Status: 404}, {Kind: backoff.Robots, Status: 403}} {
+	for _, o := range []backoff.Outcome{{}, {Status: 301}, {Status: 302}, {Status: 304}, {Kind: backoff.Robots, Status: 404}, {Kind: backoff.Robots, Status: 403}} {
 		if v := backoff.Vault().Classify(o); v == backoff.Refusal {
 			t.Errorf("vault Classify(%+v) = refusal", o)
 		}

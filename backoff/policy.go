@@ -199,8 +199,8 @@ func (p *Policy) refuses(kind Kind, status int) bool {
 	if slices.Contains(p.RefuseStatus, status) {
 		return true
 	}
-	if !p.RefuseNon200 || kind == Robots {
-		return false
+	if !p.RefuseNon200 || kind == Robots || status < 200 {
+		return false // informational answers (and status 0) are not final
 	}
 	switch status {
 	case 200, 301, 302, 303, 304, 307, 308:
