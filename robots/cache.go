@@ -1,6 +1,8 @@
 package robots
 
 import (
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -389,7 +391,7 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			discard(resp.Body)
 			return fetchResult{status: st, header: resp.Header}
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodySize+1))
+		body, err := readBody(resp)
 		resp.Body.Close()
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -397,11 +399,43 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			}
 			return fail(st, err)
 		}
-		if resp.ContentLength > int64(len(body)) && len(body) <= MaxBodySize {
-			return fail(st, ErrTruncated)
-		}
 		return fetchResult{status: st, body: body, header: resp.Header}
 	}
+}
+
+// readBody reads at most MaxBodySize+1 decoded bytes of a robots.txt
+// body. The identity layer asks for "Accept-Encoding: identity"; a server
+// that compresses anyway is decoded when it uses gzip or deflate, and any
+// other coding is a failure (its bytes would parse as no rules at all:
+// failing open).
+func readBody(resp *http.Response) ([]byte, error) {
+	var r io.Reader = resp.Body
+	coding := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	switch coding {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		r = zr
+	case "deflate":
+		zr, err := zlib.NewReader(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		r = zr
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrContentEncoding, coding)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, MaxBodySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if r == resp.Body && resp.ContentLength > int64(len(body)) && len(body) <= MaxBodySize {
+		return nil, ErrTruncated
+	}
+	return body, nil
 }
 
 func isRedirect(st int) bool {

@@ -1,6 +1,7 @@
 package robots_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -683,4 +684,47 @@ func TestNormalizeHost(t *testing.T) {
 			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestCache_ContentCoding: a robots.txt compressed despite the identity
+// request is decoded (gzip) or, in an unknown coding, a failure that
+// disallows the site rather than a garbled file that would allow all.
+func TestCache_ContentCoding(t *testing.T) {
+	t.Parallel()
+	t.Run("Gzip", func(t *testing.T) {
+		t.Parallel()
+		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, "User-agent: *\nDisallow: /x\n")
+			zw.Close()
+		}))
+		// The request asks for identity, as the fetch chain's identity layer does.
+		c.Transport = headerRT{next: c.Transport, key: "Accept-Encoding", value: "identity"}
+		if err := c.Allow(context.Background(), mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatalf("Allow = %v, want the gzipped file's rule", err)
+		}
+	})
+	t.Run("Unknown", func(t *testing.T) {
+		t.Parallel()
+		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\n"})
+		web.Site("a.example").Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.UnknownEncoding})
+		err := c.Allow(context.Background(), mustURL(t, "https://a.example/page"))
+		if !errors.Is(err, robots.ErrDisallowed) || !errors.Is(err, robots.ErrContentEncoding) {
+			t.Fatalf("Allow = %v, want disallowed for an unknown coding", err)
+		}
+	})
+}
+
+type headerRT struct {
+	next       http.RoundTripper
+	key, value string
+}
+
+func (h headerRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set(h.key, h.value)
+	return h.next.RoundTrip(req)
 }

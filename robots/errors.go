@@ -24,6 +24,10 @@ var ErrInsecureRedirect = errors.New("robots: robots.txt redirected to a non-htt
 // before its declared length.
 var ErrTruncated = errors.New("robots: robots.txt body truncated")
 
+// ErrContentEncoding is the failure recorded when a robots.txt body comes
+// in a content-coding other than gzip or deflate.
+var ErrContentEncoding = errors.New("robots: unsupported content-coding for robots.txt")
+
 // RefusalError is the refusal [Cache.Allow] returns. It matches
 // [ErrDisallowed] and, when the refusal comes from a failed fetch, that
 // failure too (errors.Is / errors.As see both).
