@@ -551,3 +551,63 @@ func TestLedgerSweep(t *testing.T) {
 		t.Fatalf("Sweep on a store without Sweeper = %d, %v", n, err)
 	}
 }
+
+// TestNames: the names events, errors and logs print.
+func TestNames(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{backoff.Article.String(), "article"},
+		{backoff.Feed.String(), "feed"},
+		{backoff.Robots.String(), "robots"},
+		{backoff.Kind(9).String(), "kind(9)"},
+		{backoff.None.String(), "none"},
+		{backoff.CoolingDown.String(), "cooling down"},
+		{backoff.Suspended.String(), "suspended"},
+		{backoff.Recheck.String(), "daily re-check"},
+		{backoff.Unavailable.String(), "ledger unavailable"},
+		{backoff.Reason(9).String(), "reason(9)"},
+		{backoff.Neutral.String(), "neutral"},
+		{backoff.Success.String(), "success"},
+		{backoff.Refusal.String(), "refusal"},
+		{backoff.Verdict(9).String(), "verdict(9)"},
+		{backoff.EventNone.String(), "none"},
+		{backoff.EventCooledDown.String(), "cooled down"},
+		{backoff.Outcome{Status: 403, Challenge: backoff.Akamai}.Cause(), "challenge akamai"},
+		{backoff.State{}.Cause(), ""},
+		{backoff.State{LastStatus: 401}.Cause(), "status 401"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestZeroPolicyIsStrict_S4: a zero Policy judges and backs off like
+// StrictNews, never fail-open.
+func TestZeroPolicyIsStrict_S4(t *testing.T) {
+	var p backoff.Policy
+	for _, st := range []int{401, 403, 429} {
+		if got := p.Classify(refusal(st)); got != backoff.Refusal {
+			t.Errorf("zero Policy Classify(%d) = %v, want refusal", st, got)
+		}
+	}
+	if p.Step(1) != 5*time.Minute || p.Step(20) != 6*time.Hour {
+		t.Errorf("zero Policy steps %v, %v; want 5m, 6h", p.Step(1), p.Step(20))
+	}
+}
+
+// TestStrictNews_S3_RobotsRefusal: a robots.txt answering 429 is a refusal
+// the ledger keeps (the robots cache separately disallows the site), and
+// any success afterwards clears it.
+func TestStrictNews_S3_RobotsRefusal(t *testing.T) {
+	l := &backoff.Ledger{}
+	ev := observe(t, l, "news.example", backoff.Outcome{Kind: backoff.Robots, Status: 429, RetryAfter: "900"}, t0)
+	if ev.Type != backoff.EventRefused || !ev.Until.Equal(t0.Add(15*time.Minute)) {
+		t.Fatalf("robots.txt 429: %+v, want refused for 15 min", ev)
+	}
+	if d := l.Check(ctx, "news.example", backoff.Robots, t0.Add(10*time.Minute)); d.Allowed {
+		t.Fatalf("robots.txt during the cool-down: %+v, want refused", d)
+	}
+	if ev := observe(t, l, "news.example", backoff.Outcome{Kind: backoff.Robots, Status: 200}, t0.Add(15*time.Minute)); ev.Type != backoff.EventCleared {
+		t.Fatalf("robots.txt 200 afterwards: %+v, want cleared", ev)
+	}
+}
