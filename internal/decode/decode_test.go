@@ -434,3 +434,18 @@ func BenchmarkReadGzipPage(b *testing.B) {
 		}
 	}
 }
+
+// A raw deflate stream whose first two bytes happen to form a valid zlib
+// header is still decoded, by the raw fallback: a stored block whose header
+// byte 0x78 and length byte 0x01 read as zlib's CMF and FLG.
+func TestReadRawDeflateLookingLikeZlib(t *testing.T) {
+	t.Parallel()
+	raw := []byte{0x78, 0x01, 0x00, 0xfe, 0xff, 'A', 0x01, 0x00, 0x00, 0xff, 0xff}
+	if _, err := zlib.NewReader(bytes.NewReader(raw)); err != nil {
+		t.Fatalf("the zlib header is not accepted (%v): the test proves nothing", err)
+	}
+	b, err := Read(bytes.NewReader(raw), int64(len(raw)), []string{"deflate"}, Limits{})
+	if err != nil || string(b.Envelope) != "A" {
+		t.Fatalf("Read = %v, %v; want \"A\"", b, err)
+	}
+}

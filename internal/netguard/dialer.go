@@ -90,7 +90,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			}
 			continue
 		}
-		conn, err := d.dialOne(ctx, network, a.String(), port)
+		conn, err := d.dialOne(ctx, network, a.Unmap().String(), port)
 		if err == nil {
 			return conn, nil
 		}
