@@ -212,6 +212,7 @@ const maxChunk = 4 << 20
 // (nil when over limit), their number and any error other than io.EOF.
 func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
 	remaining := limit + 1
+	r = io.LimitReader(r, remaining) // the chunk sizes keep to it too
 	size := hint
 	if size <= 0 {
 		size = 32 << 10
