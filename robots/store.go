@@ -13,7 +13,9 @@ import (
 type Clock = clock.Clock
 
 // Entry is the robots.txt state of one host: what its last fetch decided
-// and until when it stands.
+// and until when it stands. The zero value is an unfetched host's (expired,
+// ParseBody with no rules). Entries are values; a Store may share the Body
+// and Rules of the entries it returns, which nobody modifies.
 type Entry struct {
 	// Outcome is the decision for the whole host: ParseBody (obey Rules),
 	// AllowAll or DisallowAll.
@@ -39,8 +41,10 @@ type Entry struct {
 	// or of the retry interval after a failure.
 	Expires time.Time
 	// Stale reports a last good copy kept after failed fetches
-	// ([UseLastGood]); LastFailure says why the latest fetch failed.
-	Stale       bool
+	// ([UseLastGood]): Outcome, Status, Body and FetchedAt are the good
+	// fetch's, Expires the next retry.
+	Stale bool
+	// LastFailure says why the latest fetch failed when Stale.
 	LastFailure string
 }
 
