@@ -100,6 +100,9 @@ func pacingKey(u *url.URL, perSite bool) (string, error) {
 func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
 	_, _, n := p.limits()
 	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
 

@@ -164,8 +164,8 @@ func Clean(u *url.URL, tracking, keep []string) *url.URL {
 			kept = append(kept, p)
 		}
 		c.RawQuery = strings.Join(kept, "&")
-		c.ForceQuery = false
 	}
+	c.ForceQuery = false
 	if i := strings.Index(strings.ToLower(c.Path), ";jsessionid="); i >= 0 && paramIn("jsessionid", tracking) && !paramIn("jsessionid", keep) {
 		c.Path = c.Path[:i]
 		c.RawPath = ""

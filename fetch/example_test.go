@@ -1,0 +1,54 @@
+package fetch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// A service adopting the client: a preset policy, one Get, and the two kinds of
+// answer — a Result from the server, or our own typed refusal. The simulated web
+// stands in for the publishers.
+func Example() {
+	web, err := politetest.Start()
+	if err != nil {
+		panic(err)
+	}
+	defer web.Close()
+	site := web.Site("news.example")
+	site.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private/\n"})
+	article := site.AddArticle(politetest.Article{})
+
+	pol := fetch.Vault()
+	pol.Interval = 10 * time.Millisecond // the document says 1 s; shortened for the example
+	c, err := fetch.New(pol,
+		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))) // the simulated web is on loopback
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	ctx := context.Background()
+	res, err := c.Get(ctx, site.URL(article.Path)+"?utm_source=newsletter")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Status, res.MediaType, res.Complete(), res.URL == site.URL(article.Path))
+	fmt.Println(res.Proof.Hops[0].SNI, res.Proof.Hops[0].TLSVersion)
+
+	_, err = c.Get(ctx, site.URL("/private/page"))
+	var refused *fetch.RefusedError
+	if errors.As(err, &refused) {
+		fmt.Println("refused:", refused.Reason, errors.Is(err, fetch.ErrRobots))
+	}
+	// Output:
+	// 200 text/html true true
+	// news.example TLS 1.3
+	// refused: robots true
+}

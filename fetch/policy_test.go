@@ -1,0 +1,157 @@
+package fetch
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/robots"
+)
+
+// TestPolicy_S1_D3_UserAgents: each preset's identity reproduces its document.
+func TestPolicy_S1_D3_UserAgents(t *testing.T) {
+	t.Parallel()
+	strict := StrictNews()
+	strict.InfoURL = "https://arcel.example/crawler"
+	withContact := strict
+	withContact.Contact = "crawler@arcel.example"
+	digest, vault := Digest(), Vault()
+	for _, tc := range []struct {
+		name string
+		p    *Policy
+		want string
+	}{
+		{"S1 strict", &strict, "ARCEL-DailyDose-Bot/1 (+https://arcel.example/crawler)"},
+		{"S1 strict with contact", &withContact, "ARCEL-DailyDose-Bot/1 (+https://arcel.example/crawler; crawler@arcel.example)"},
+		{"D3 digest", &digest, "NewsElsBot/1.0 (+https://news.elsastry.com/bot; bot@news.elsastry.com)"},
+		{"V9 vault", &vault, "EigerVaultTrialConnector/1 (+https://eigervault.ch; contact@eigervault.ch)"},
+	} {
+		if got := tc.p.UserAgent(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, err := New(StrictNews()); !errors.Is(err, ErrNoIdentity) {
+		t.Errorf("strict preset without an info page: err = %v, want ErrNoIdentity", err)
+	}
+}
+
+// TestPolicy_Presets: the settings that differ between the three documents.
+func TestPolicy_Presets(t *testing.T) {
+	t.Parallel()
+	s, d, v := StrictNews(), Digest(), Vault()
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"S2 strict interval", s.Interval, time.Second},
+		{"S2 strict per site", s.PerSite, true},
+		{"S3 strict robots statuses", s.Robots.Status, robots.Strict},
+		{"S3 strict robots TTL", s.Robots.TTL, time.Hour},
+		{"S7 strict image redirects", s.ImageMaxRedirects, 3},
+		{"S4 strict strikes", s.Backoff.StrikeLimit, 5},
+		{"D2 digest band low", d.Interval, 2 * time.Second},
+		{"D2 digest band high", d.IntervalMax, 5 * time.Second},
+		{"D2 digest one in flight", d.InFlight, 1},
+		{"D1 digest robots", d.Robots.Status, robots.RFC9309},
+		{"D4 digest conditional", d.NoConditional, false},
+		{"D5 digest 429 floor", d.Backoff.Min429, 15 * time.Minute},
+		{"V7 vault interval", v.Interval, time.Second},
+		{"V11 vault robots retry", v.Robots.Retry, 15 * time.Minute},
+		{"V11 vault robots TTL", v.Robots.TTL, 24 * time.Hour},
+		{"V9 vault no conditional", v.NoConditional, true},
+		{"V12 vault no cool-down", v.Backoff.NoCooldown, true},
+		{"V10 https only", s.AllowHTTP || d.AllowHTTP || v.AllowHTTP, false},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	if StrictNews().Backoff.RefuseStatus[0] = 999; StrictNews().Backoff.RefuseStatus[0] == 999 {
+		t.Error("presets share state")
+	}
+}
+
+// TestClean_V10_TrackingParameters: tracking parameters are stripped, declared
+// ones kept, the rest untouched in order and encoding.
+func TestClean_V10_TrackingParameters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		keep     []string
+	}{
+		{"https://a.example/p?utm_source=x&id=7&UTM_Medium=y", "https://a.example/p?id=7", nil},
+		{"https://a.example/p?fbclid=1&gclid=2&mc_cid=3&mc_eid=4&_ga=5", "https://a.example/p", nil},
+		{"https://a.example/p?q=a%20b&x=%2F#frag", "https://a.example/p?q=a%20b&x=%2F", nil},
+		{"https://a.example/p?utm_campaign=keep&b=1", "https://a.example/p?utm_campaign=keep&b=1", []string{"utm_campaign"}},
+		{"https://a.example/p;jsessionid=ABC?x=1&PHPSESSID=9", "https://a.example/p?x=1", nil},
+		{"https://a.example/p?sid=5&page=2", "https://a.example/p?sid=5&page=2", nil},
+		{"https://a.example/p?", "https://a.example/p", nil},
+	} {
+		u, _ := url.Parse(tc.in)
+		if got := Clean(u, DefaultTracking(), tc.keep).String(); got != tc.want {
+			t.Errorf("Clean(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+		if u.String() != tc.in && !strings.Contains(tc.in, "#") {
+			t.Errorf("Clean modified its argument: %s", u)
+		}
+	}
+}
+
+// TestURLPolicy_V10_AdmittedAndParams covers host patterns and added parameters.
+func TestURLPolicy_V10_AdmittedAndParams(t *testing.T) {
+	t.Parallel()
+	admitted := normalizeList([]string{"News.Example", "*.cdn.example", "bücher.example"})
+	for _, tc := range []struct {
+		host string
+		want bool
+	}{
+		{"news.example", true}, {"www.news.example", false}, {"cdn.example", true},
+		{"img.cdn.example", true}, {"evilcdn.example", false}, {"xn--bcher-kva.example", true},
+	} {
+		if got := hostIn(tc.host, admitted); got != tc.want {
+			t.Errorf("hostIn(%s) = %v, want %v", tc.host, got, tc.want)
+		}
+	}
+	prev, _ := url.Parse("https://a.example/p?id=1")
+	for _, tc := range []struct {
+		next string
+		want int
+	}{
+		{"https://a.example/q?id=1", 0},
+		{"https://a.example/q", 0},
+		{"https://a.example/q?id=1&session=2", 1},
+		{"https://a.example/q?ref=x", 0},
+		{"https://a.example/q?utm_source=x&b=2", 2},
+	} {
+		n, _ := url.Parse(tc.next)
+		if got := addedParams(prev, n, []string{"ref"}); len(got) != tc.want {
+			t.Errorf("addedParams(%s) = %v, want %d", tc.next, got, tc.want)
+		}
+	}
+}
+
+// TestRefusedError_MatchesItsReason: errors.Is finds each reason's sentinel and
+// the cause; the message is one lowercase line with the package prefix.
+func TestRefusedError_MatchesItsReason(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("underlying")
+	for r := Robots; r <= TooManyRedirects; r++ {
+		err := error(&RefusedError{Host: "a.example", Reason: r, Until: time.Unix(0, 0), Err: cause})
+		if !errors.Is(err, r.sentinel()) || !errors.Is(err, cause) {
+			t.Errorf("%s: does not match its sentinel or cause", r)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "fetch: refused a.example: "+r.String()) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: message %q", r, msg)
+		}
+		for o := Robots; o <= TooManyRedirects; o++ {
+			if o != r && errors.Is(err, o.sentinel()) {
+				t.Errorf("%s also matches %s", r, o)
+			}
+		}
+	}
+	if got := (Credential{Header: "X-Key", Value: "s3cret", Hosts: []string{"a"}}).String(); strings.Contains(got, "s3cret") {
+		t.Errorf("Credential.String leaks the value: %q", got)
+	}
+}

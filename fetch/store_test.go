@@ -1,0 +1,13 @@
+package fetch_test
+
+import (
+	"testing"
+
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/fetch/fetchtest"
+)
+
+// TestMemoryStore_D4_Conformance runs the Store conformance checks on MemoryStore.
+func TestMemoryStore_D4_Conformance(t *testing.T) {
+	fetchtest.Run(t, func(*testing.T) fetch.Store { return &fetch.MemoryStore{} })
+}
