@@ -35,10 +35,16 @@ func newProbe(next http.RoundTripper) *probe {
 }
 
 func (p *probe) RoundTrip(req *http.Request) (*http.Response, error) {
-	p.started <- req.URL.String()
+	select {
+	case p.started <- req.URL.String():
+	default: // nobody is listening for that many
+	}
 	resp, err := p.next.RoundTrip(req)
 	if err == nil {
-		p.headers <- req.URL.String()
+		select {
+		case p.headers <- req.URL.String():
+		default:
+		}
 	}
 	return resp, err
 }

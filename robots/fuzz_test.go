@@ -46,6 +46,9 @@ func FuzzParse(f *testing.F) {
 		if d.Rule == "" && !got {
 			t.Fatalf("disallowed without a rule: %+v", d)
 		}
+		if want := refAllowed(r, ua, d.Path); want != got && !isRobotsPath(d.Path) {
+			t.Fatalf("Allowed(%q, %q) = %v, the reference matcher says %v", ua, u, got, want)
+		}
 		if !r.Allowed(ua, "/robots.txt") {
 			t.Fatal("/robots.txt disallowed")
 		}
@@ -89,6 +92,29 @@ func refMatch(path, pattern string) bool {
 		pos = next
 	}
 	return true
+}
+
+// refAllowed decides with the reference matcher over every rule of the
+// agent's group: the longest matching pattern, Allow on a tie.
+func refAllowed(r *Rules, ua, path string) bool {
+	s := r.set(ua)
+	if s < 0 {
+		return true
+	}
+	best, allow := -1, true
+	for _, ru := range r.sets[s].rules {
+		pat := ru.pattern
+		if ru.anchored {
+			pat += "$"
+		}
+		if !refMatch(path, pat) {
+			continue
+		}
+		if n := len(pat); n > best || n == best && ru.allow {
+			best, allow = n, ru.allow
+		}
+	}
+	return allow
 }
 
 // FuzzMatch checks the segment matcher against the reference matcher on
