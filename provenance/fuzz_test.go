@@ -1,6 +1,7 @@
 package provenance_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/netip"
@@ -43,6 +44,26 @@ func FuzzVerify(f *testing.F) {
 			var ce *provenance.CheckError
 			if err != nil && !errors.As(err, &ce) {
 				t.Fatalf("error %T is not a *CheckError: %v", err, err)
+			}
+		}
+	})
+}
+
+// FuzzReadWARC feeds arbitrary bytes to ReadWARC: it must never panic, and
+// every deposit it yields has a proof.
+func FuzzReadWARC(f *testing.F) {
+	for _, name := range []string{"fixture.warc", "fixture.warc.gz"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("WARC/1.1\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for d, err := range provenance.ReadWARC(bytes.NewReader(b)) {
+			if err == nil && d.Proof == nil {
+				t.Fatal("deposit without proof and without error")
 			}
 		}
 	})

@@ -18,8 +18,8 @@ import (
 )
 
 // fetchProof reads raw through rt the way the fetch chain does (redirects
-// followed by hand, the TLS state of every hop recorded, content-coding
-// identity only) with real instants, and returns the proof and the envelope.
+// followed by hand, the TLS state of every hop recorded, Accept-Encoding:
+// identity) with real instants, and returns the proof and the envelope.
 // A fresh transport per read, so that every handshake of a read is seen
 // (a connection reused within the read keeps its handshake instant).
 func fetchProof(t *testing.T, w *politetest.Web, raw string) (*provenance.Proof, []byte) {
