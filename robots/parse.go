@@ -97,9 +97,12 @@ func lookupKey(k string) keyKind {
 // copies what it keeps; body may be reused afterwards.
 func Parse(body []byte) *Rules {
 	if len(body) > MaxBodySize {
+		complete := body[MaxBodySize] == '\n' || body[MaxBodySize] == '\r'
 		body = body[:MaxBodySize]
-		i := max(lastIndexByte(body, '\n'), lastIndexByte(body, '\r'))
-		body = body[:i+1]
+		if !complete {
+			i := max(lastIndexByte(body, '\n'), lastIndexByte(body, '\r'))
+			body = body[:i+1]
+		}
 	}
 	src := string(body)
 	// A UTF-8 byte order mark, even a partial one, is skipped.

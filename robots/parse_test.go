@@ -38,6 +38,15 @@ func TestParse_R1_SizeLimit(t *testing.T) {
 			}
 		})
 	}
+	t.Run("LineEndJustPastLimit", func(t *testing.T) {
+		t.Parallel()
+		// The limit falls between "/last" and its newline: the line is whole.
+		body := head + strings.Repeat("#", MaxBodySize-len(head)-len("Disallow: /last")-1) + "\nDisallow: /last\nDisallow: /after\n"
+		r := Parse([]byte(body))
+		if r.Allowed("x", "/last") || !r.Allowed("x", "/after") {
+			t.Errorf("/last allowed %v (want false), /after allowed %v (want true)", r.Allowed("x", "/last"), r.Allowed("x", "/after"))
+		}
+	})
 	t.Run("ExactlyAtLimit", func(t *testing.T) {
 		t.Parallel()
 		body := head + strings.Repeat("#", MaxBodySize-len(head)-len("Disallow: /last")-1) + "\nDisallow: /last"
