@@ -57,7 +57,7 @@ func (r *Rules) Explain(userAgent, rawURL string) Decision {
 	if s < 0 {
 		return d
 	}
-	if s == r.star {
+	if s == r.star-1 {
 		d.Group = "*"
 	} else if k := r.findAgent(productToken(userAgent)); k >= 0 {
 		d.Group = r.agents[k].name
@@ -110,7 +110,7 @@ func (r *Rules) set(userAgent string) int {
 			return r.agents[k].set
 		}
 	}
-	return r.star
+	return r.star - 1
 }
 
 func isRobotsPath(p string) bool {

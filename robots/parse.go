@@ -13,11 +13,12 @@ import (
 // it and the partial line they cut.
 const MaxBodySize = 512000
 
-// Rules is a parsed robots.txt file. Build one with [Parse]; a nil *Rules
-// allows everything. A Rules is immutable and safe for concurrent use.
+// Rules is a parsed robots.txt file. Build one with [Parse]; the zero value
+// and a nil *Rules are an empty file, allowing everything. A Rules is
+// immutable and safe for concurrent use.
 type Rules struct {
 	agents   []agentSet // distinct product tokens, in file order
-	star     int        // index into sets of the "*" group; -1 when none
+	star     int        // 1 + index into sets of the "*" group; 0 when none
 	sets     []ruleSet
 	sitemaps []string
 }
@@ -287,7 +288,7 @@ func parseDelay(v string) (time.Duration, bool) {
 }
 
 func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rules {
-	r := &Rules{star: -1, sitemaps: sitemaps}
+	r := &Rules{sitemaps: sitemaps}
 	r.sets = make([]ruleSet, len(groups))
 	for i, g := range groups {
 		r.sets[i] = ruleSet{rules: all[g.start:g.end:g.end], delay: g.delay, hasDelay: g.hasDelay}
@@ -328,7 +329,7 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 	}
 	for k, a := range r.agents {
 		if a.name == "*" {
-			r.star = a.set
+			r.star = a.set + 1
 			r.agents = slices.Delete(r.agents, k, k+1)
 			break
 		}

@@ -125,3 +125,20 @@ func TestMaxAge(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroRulesAllowAll(t *testing.T) {
+	t.Parallel()
+	var zero Rules
+	var nilRules *Rules
+	for _, r := range []*Rules{&zero, nilRules, Parse(nil)} {
+		if !r.Allowed("FooBot", "/x") || !r.Explain("FooBot", "/x").Allowed {
+			t.Errorf("%v: disallowed", r)
+		}
+		if _, ok := r.CrawlDelay("FooBot"); ok {
+			t.Errorf("%v: has a Crawl-delay", r)
+		}
+		if r.Sitemaps() != nil {
+			t.Errorf("%v: has sitemaps", r)
+		}
+	}
+}
