@@ -18,9 +18,10 @@ const DefaultDialTimeout = 30 * time.Second
 // fits [net/http.Transport.DialContext].
 //
 // For a name, DialContext resolves it through Resolver and checks every
-// address: blocked addresses are skipped, the admitted ones are tried in the
-// order resolved until one connects, and if none is admitted the
-// [*BlockedError] of the first is returned. It dials the chosen IP and port,
+// address: blocked addresses are skipped, the admitted ones are tried one
+// after another in the order resolved (no Happy Eyeballs racing) until one
+// connects, and if none is admitted the [*BlockedError] of the first is
+// returned. It dials the chosen IP and port,
 // never the name, so no second lookup can rebind it; and it checks the
 // address again at connect time: through [net.Dialer.Control] when Dial is
 // nil, and on the connection's RemoteAddr (closing it if blocked) when Dial

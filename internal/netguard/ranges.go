@@ -4,8 +4,8 @@ import "net/netip"
 
 // Range is one blocked address range and the name errors report for it.
 type Range struct {
-	Prefix netip.Prefix
-	Name   string
+	Prefix netip.Prefix // the blocked addresses
+	Name   string       // what the range is for, with its RFC
 }
 
 // blocked4 and blocked6 are never modified; Ranges hands out copies.
@@ -71,40 +71,56 @@ func Ranges() []Range {
 // IsPublic reports whether a is a public unicast address: valid, and in no
 // blocked range. An IPv4-mapped IPv6 address (::ffff:0:0/96) is unmapped
 // and judged as IPv4; any zone is ignored. IsPublic is safe for concurrent
-// use.
+// use and does not allocate.
 func IsPublic(a netip.Addr) bool {
-	return blockedRange(a) == ""
+	_, blocked := findRange(a)
+	return !blocked
 }
 
-// blockedRange names the range that blocks a, or returns "" if a is public.
-func blockedRange(a netip.Addr) string {
+// findRange returns the range that blocks a, if any. For an address
+// outside 2000::/3 that no narrower range names, the range is 2000::/3
+// itself, named notGlobal.
+func findRange(a netip.Addr) (Range, bool) {
 	if !a.IsValid() {
-		return "invalid address"
+		return Range{Name: "invalid address"}, true
 	}
 	a = a.WithZone("").Unmap()
 	if a.Is4() {
 		for _, r := range blocked4 {
 			if r.Prefix.Contains(a) {
-				return r.Name + " " + r.Prefix.String()
+				return r, true
 			}
 		}
-		return ""
+		return Range{}, false
 	}
 	for _, r := range blocked6 {
 		if r.Prefix.Contains(a) {
-			name := r.Name + " " + r.Prefix.String()
-			if r.Prefix == nat64 {
-				// Name the IPv4 address it stands for when that is blocked too.
-				b := a.As16()
-				if inner := blockedRange(netip.AddrFrom4([4]byte(b[12:]))); inner != "" {
-					name += " embedding " + inner
-				}
-			}
-			return name
+			return r, true
 		}
 	}
 	if !globalUnicast.Contains(a) {
-		return notGlobal
+		return Range{Prefix: globalUnicast, Name: notGlobal}, true
 	}
-	return ""
+	return Range{}, false
+}
+
+// blockedRange describes the range that blocks a, or returns "" if a is
+// public: the range's name and prefix and, for NAT64, the blocked IPv4
+// range the address stands for.
+func blockedRange(a netip.Addr) string {
+	r, blocked := findRange(a)
+	switch {
+	case !blocked:
+		return ""
+	case r.Name == notGlobal, !r.Prefix.IsValid():
+		return r.Name
+	}
+	name := r.Name + " " + r.Prefix.String()
+	if r.Prefix == nat64 {
+		b := a.As16()
+		if inner := blockedRange(netip.AddrFrom4([4]byte(b[12:]))); inner != "" {
+			name += " embedding " + inner
+		}
+	}
+	return name
 }
