@@ -78,6 +78,10 @@ type Body struct {
 //   - [ErrDecodedTooLarge]: more than MaxDecoded bytes once decoded;
 //   - [ErrCorrupt]: a compressed stream that is not valid.
 //
+// A body without a declared length that ends cleanly (io.EOF) is taken as
+// complete unless a content-coding's own framing (gzip's trailer, zlib's
+// checksum, the final deflate, brotli or zstd block) shows it was cut.
+//
 // "deflate" is decoded as zlib-wrapped deflate (RFC 9110), falling back to
 // raw deflate as browsers do. Memory stays within about twice the caps
 // whatever the input: a gzip bomb stops at MaxDecoded. On error Read returns
