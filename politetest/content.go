@@ -20,6 +20,12 @@ func (s *Site) builtin(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case p == "/":
+		if id, err := strconv.Atoi(r.URL.Query().Get("p")); err == nil {
+			if a, ok := s.articleByID(id); ok {
+				http.Redirect(w, r, a.Path, http.StatusMovedPermanently)
+				return
+			}
+		}
 		s.serveHome(w, r)
 	case p == "/feed.xml":
 		s.serveRSS(w, r)
@@ -39,12 +45,6 @@ func (s *Site) builtin(w http.ResponseWriter, r *http.Request) {
 		if a, ok := s.articleAt(p); ok {
 			s.serveArticle(w, r, a)
 			return
-		}
-		if id, err := strconv.Atoi(r.URL.Query().Get("p")); err == nil && p == "/" {
-			if a, ok := s.articleByID(id); ok {
-				http.Redirect(w, r, a.Path, http.StatusMovedPermanently)
-				return
-			}
 		}
 		http.Error(w, "404 page not found", http.StatusNotFound)
 	}
