@@ -138,6 +138,44 @@ type Cache struct {
 	once  sync.Once
 	store Store
 	sf    singleflight.Group
+
+	// parsed keeps the Rules of entries that came back from the Store
+	// without them (stores that serialise), so a body is parsed once per
+	// fetch, not once per request.
+	mu     sync.Mutex
+	parsed map[string]parsedRules
+}
+
+type parsedRules struct {
+	fetchedAt time.Time
+	n         int
+	rules     *Rules
+}
+
+// maxParsed bounds the Cache's own map of parsed rules; when full it starts
+// afresh.
+const maxParsed = 1024
+
+// rules returns the entry's Rules, parsing its Body when the Store did not
+// keep them.
+func (c *Cache) rules(host string, e *Entry) *Rules {
+	if e.Rules != nil {
+		return e.Rules
+	}
+	c.mu.Lock()
+	p, ok := c.parsed[host]
+	c.mu.Unlock()
+	if ok && p.fetchedAt.Equal(e.FetchedAt) && p.n == len(e.Body) {
+		return p.rules
+	}
+	r := Parse(e.Body)
+	c.mu.Lock()
+	if c.parsed == nil || len(c.parsed) >= maxParsed {
+		c.parsed = make(map[string]parsedRules)
+	}
+	c.parsed[host] = parsedRules{fetchedAt: e.FetchedAt, n: len(e.Body), rules: r}
+	c.mu.Unlock()
+	return r
 }
 
 func (c *Cache) init() {
@@ -175,10 +213,7 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 	}
 	switch e.Outcome {
 	case ParseBody:
-		rules := e.Rules
-		if rules == nil {
-			rules = Parse(e.Body)
-		}
+		rules := c.rules(host, &e)
 		target := u.RequestURI()
 		if rules.Allowed(c.UserAgent, target) {
 			return nil
@@ -211,11 +246,7 @@ func (c *Cache) CrawlDelay(ctx context.Context, host string) (time.Duration, boo
 	if err != nil || e.Outcome != ParseBody {
 		return 0, false
 	}
-	rules := e.Rules
-	if rules == nil {
-		rules = Parse(e.Body)
-	}
-	return rules.CrawlDelay(c.UserAgent)
+	return c.rules(NormalizeHost(host), &e).CrawlDelay(c.UserAgent)
 }
 
 // Sitemaps returns the Sitemap URLs of the host's robots.txt, fetching it
@@ -228,10 +259,7 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 	}
 	switch e.Outcome {
 	case ParseBody:
-		if e.Rules != nil {
-			return e.Rules.Sitemaps(), nil
-		}
-		return Parse(e.Body).Sitemaps(), nil
+		return c.rules(NormalizeHost(host), &e).Sitemaps(), nil
 	case AllowAll:
 		return nil, nil
 	}

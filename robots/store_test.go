@@ -2,6 +2,7 @@ package robots_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/robots"
 	"github.com/politefetch/politefetch/robots/robotstest"
 )
@@ -150,5 +152,43 @@ func BenchmarkCacheHit(b *testing.B) {
 		if err := c.Allow(ctx, u); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// bodyOnlyStore keeps what a serialising store keeps: no Rules, no Err.
+type bodyOnlyStore struct{ robots.MemoryStore }
+
+func (s *bodyOnlyStore) Put(ctx context.Context, host string, e robots.Entry) error {
+	e.Rules, e.Err = nil, nil
+	return s.MemoryStore.Put(ctx, host, e)
+}
+
+// TestCache_StoreWithoutRules: a Store that drops the parsed Rules and the
+// error value still gives the same answers (the Cache parses the body).
+func TestCache_StoreWithoutRules(t *testing.T) {
+	t.Parallel()
+	robotstest.Run(t, func(*testing.T) robots.Store { return &bodyOnlyStore{} })
+	web, c, _, _ := setup(t, robots.NewsPolicy())
+	c.Store = &bodyOnlyStore{}
+	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\nCrawl-delay: 3\nSitemap: https://a.example/s.xml\n"})
+	web.Site("b.example").SetRobots(politetest.Robots{Failure: politetest.FailReset})
+	ctx := context.Background()
+	for range 3 {
+		if err := c.Allow(ctx, mustURL(t, "https://a.example/x/1")); !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatalf("Allow(/x/1) = %v, want refused", err)
+		}
+		if err := c.Allow(ctx, mustURL(t, "https://a.example/y")); err != nil {
+			t.Fatalf("Allow(/y) = %v", err)
+		}
+	}
+	if d, ok := c.CrawlDelay(ctx, "a.example"); !ok || d != 3*time.Second {
+		t.Errorf("CrawlDelay = %v, %v", d, ok)
+	}
+	if sm, _ := c.Sitemaps(ctx, "a.example"); len(sm) != 1 {
+		t.Errorf("Sitemaps = %q", sm)
+	}
+	var re *robots.RefusalError
+	if err := c.Allow(ctx, mustURL(t, "https://b.example/")); !errors.As(err, &re) || re.Err == nil || re.Outcome != robots.DisallowAll {
+		t.Errorf("Allow(unreachable) = %v; want a refusal carrying the failure text", err)
 	}
 }
