@@ -113,7 +113,9 @@ type APIWalker struct {
 // Walk implements [Walker]. Pages are read in order; the walk ends at the
 // last page, at an empty page, at MaxPages, or when a stop rule fires: a
 // page holding a ref dated before the floor, or a page wholly known and
-// beyond the window.
+// beyond the window. A page answered 304 (the client sent validators, as the
+// fetch chain does) is unchanged since the client last read it: every ref on
+// it was yielded then, and the walk ends there too.
 func (w *APIWalker) Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error] {
 	return func(yield func(Ref, error) bool) {
 		now := stop.Now
@@ -191,7 +193,7 @@ func (w *APIWalker) Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error] {
 type pageInfo struct {
 	next  string // the next page's address, "" when none
 	total int    // the page count a header gave, -1 when none
-	end   bool   // an EndStatus answer: past the last page
+	end   bool   // an EndStatus answer (past the last page) or a 304
 }
 
 // page reads one page and returns its refs.
@@ -205,6 +207,12 @@ func (w *APIWalker) page(ctx context.Context, u string, later bool) ([]Ref, page
 	resp, err := get(ctx, w.Client, u, http.Header{"Accept": {"application/json"}}, max)
 	if err != nil {
 		return nil, pi, err
+	}
+	if resp.status == http.StatusNotModified {
+		// The client's conditional GET (D4): the page is unchanged since the
+		// client last read it, so every ref on it was yielded then.
+		pi.end = true
+		return nil, pi, nil
 	}
 	if resp.status != http.StatusOK {
 		if later && slices.Contains(sp.EndStatus, resp.status) {

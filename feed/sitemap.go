@@ -35,7 +35,9 @@ const newsNS = "http://www.google.com/schemas/sitemap-news/0.9"
 // SitemapWalker walks a site's sitemaps newest to oldest (V4): sitemap
 // indexes (recursing), urlsets with lastmod, news sitemaps
 // (news:publication_date), plain-text sitemaps, each possibly gzipped. A
-// batch is one sitemap file. Set Client; the zero value of every other
+// batch is one sitemap file. A file answered 304 (the client sent
+// validators, as the fetch chain does) is unchanged since the client last
+// read it and is skipped. Set Client; the zero value of every other
 // field works. It is safe for concurrent walks; do not change its fields
 // after the first.
 type SitemapWalker struct {
@@ -131,6 +133,9 @@ func (s *sitemapWalk) doc(u string, depth int) bool {
 	if err != nil {
 		return s.yield(Ref{}, err)
 	}
+	if d == nil {
+		return true // 304: unchanged since the client last read it
+	}
 	if d.index {
 		if depth >= maxSitemapDepth {
 			return s.yield(Ref{}, &ParseError{URL: u, Format: "sitemap", Err: errors.New("sitemap indexes nested too deep")})
@@ -179,7 +184,9 @@ func cmpNewest(a, b time.Time) int {
 	return b.Compare(a)
 }
 
-// read fetches and parses one sitemap file.
+// read fetches and parses one sitemap file; a nil doc and no error for a
+// 304 (the client sent validators: the file is unchanged since it last read
+// it, and its refs were yielded then).
 func (w *SitemapWalker) read(ctx context.Context, u string) (*sitemapDoc, error) {
 	max := w.MaxBytes
 	if max <= 0 {
@@ -188,6 +195,9 @@ func (w *SitemapWalker) read(ctx context.Context, u string) (*sitemapDoc, error)
 	resp, err := get(ctx, w.Client, u, http.Header{"Accept": {"application/xml, text/xml;q=0.9, application/gzip;q=0.8, text/plain;q=0.5"}}, max)
 	if err != nil {
 		return nil, err
+	}
+	if resp.status == http.StatusNotModified {
+		return nil, nil
 	}
 	if resp.status != http.StatusOK {
 		return nil, &StatusError{URL: u, StatusCode: resp.status, RetryAfter: resp.header.Get("Retry-After")}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -120,8 +122,6 @@ func TestSitemapWalk_Limits(t *testing.T) {
 func wpSite(t *testing.T, totalHeader bool) *testSite {
 	s := newTestSite(t)
 	pages := map[string]string{"1": "api/wp-page-1.json", "2": "api/wp-page-2.json", "3": "api/wp-page-3.json"}
-	files := map[string]*testSite{}
-	_ = files
 	for n, f := range pages {
 		s.file("/_page/"+n, f, "application/json", false)
 	}
@@ -322,5 +322,85 @@ func TestWalk_BreakEarly(t *testing.T) {
 	}
 	if got := len(s.requests()); got != 1 {
 		t.Errorf("requests after break = %d, want 1", got)
+	}
+}
+
+// validatingDoer adds If-None-Match from the ETags it has seen, as the
+// fetch chain's Validators layer does (D4).
+type validatingDoer struct {
+	c     Doer
+	mu    sync.Mutex
+	etags map[string]string
+}
+
+func (d *validatingDoer) Do(req *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	if e := d.etags[req.URL.String()]; e != "" {
+		req.Header.Set("If-None-Match", e)
+	}
+	d.mu.Unlock()
+	resp, err := d.c.Do(req)
+	if err == nil && resp.StatusCode == http.StatusOK {
+		if e := resp.Header.Get("ETag"); e != "" {
+			d.mu.Lock()
+			d.etags[req.URL.String()] = e
+			d.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+// etagged serves body with an ETag and answers 304 to a matching
+// If-None-Match.
+func etagged(ctype, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		etag := fmt.Sprintf(`"%x"`, len(body))
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Content-Type", ctype)
+		io.WriteString(w, body)
+	}
+}
+
+// TestWalk_D4_NotModified: through a client that sends validators, a
+// second walk gets 304s: an unchanged API page ends the walk, an unchanged
+// sitemap file is skipped, and nothing is yielded twice or reported as an
+// error.
+func TestWalk_D4_NotModified(t *testing.T) {
+	t.Parallel()
+	s := newTestSite(t)
+	s.mux.HandleFunc("/api", etagged("application/json", `[{"id": 1, "link": "https://example.test/1"}, {"id": 2, "link": "https://example.test/2"}]`))
+	s.mux.HandleFunc("/sitemap.xml", etagged("application/xml", `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.test/1</loc></url></urlset>`))
+	s.mux.HandleFunc("/news.xml", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.test/2</loc></url></urlset>`)
+	})
+	d := &validatingDoer{c: s.client(), etags: map[string]string{}}
+	api := &APIWalker{Client: d, Spec: APISpec{URL: s.url("/api"), ID: "id", Link: "link", Next: "next"}}
+	sm := &SitemapWalker{Client: d, URLs: []string{s.url("/sitemap.xml"), s.url("/news.xml")}}
+	tests := []struct {
+		name   string
+		w      Walker
+		first  int
+		second int
+	}{
+		{"api", api, 2, 0},
+		{"sitemaps", sm, 2, 1}, // news.xml sends no validators: read again
+	}
+	for _, tt := range tests {
+		for pass, want := range []int{tt.first, tt.second} {
+			n := 0
+			for _, err := range tt.w.Walk(context.Background(), Stop{Now: fixedNow}) {
+				if err != nil {
+					t.Fatalf("%s pass %d: %v", tt.name, pass+1, err)
+				}
+				n++
+			}
+			if n != want {
+				t.Errorf("%s pass %d: %d refs, want %d", tt.name, pass+1, n, want)
+			}
+		}
 	}
 }

@@ -97,13 +97,17 @@ type CrawlSummary struct {
 	Audit    *politetest.Report // the auditor's verdict
 }
 
-// BacklogSummary is what the backlog walk did.
+// BacklogSummary is what the backlog walks did: a start-up walk knowing
+// nothing, then a later pass knowing every reference seen, which the stop
+// rule ends early (V4).
 type BacklogSummary struct {
-	Site    string
-	Pages   int    // API pages read
-	Refs    int    // references yielded
-	New     int    // references the feed had not announced
-	Stopped string // why the walk ended
+	Site       string
+	TotalPages int    // the page count the API announced
+	Pages      int    // pages read by the start-up walk
+	Refs       int    // references it yielded, newest first
+	New        int    // of them, references the feed had not announced
+	NextPages  int    // pages read by the later pass
+	Stopped    string // why the later pass ended
 }
 
 // RunCrawl crawls the sites of info on web through a fetch client built on
@@ -259,7 +263,7 @@ func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, inte
 	if walkBacklog {
 		b := cr.backlog(ctx, name, refs, g)
 		refs = append(refs, b.extra...)
-		log.add("backlog %d pages, %d refs, %d new: %s", b.sum.Pages, b.sum.Refs, b.sum.New, b.sum.Stopped)
+		log.add("backlog %d refs in %s (%d not in the feed), next pass: %s", b.sum.Refs, plural(b.sum.Pages, "page"), b.sum.New, b.sum.Stopped)
 	}
 
 	if len(refs) > 0 {
@@ -321,9 +325,11 @@ type backlogResult struct {
 	extra []feed.Ref // refs the feed did not announce
 }
 
-// backlog walks name's WordPress post list, newest first, knowing what the
-// feed announced: it stops at the first page wholly known beyond 48 hours
-// (V4).
+// backlog walks name's WordPress post list twice, newest first, five posts
+// a page: at start-up, knowing nothing, to the end of the list; then as a
+// later pass would, knowing every reference seen, so that it stops at the
+// first page wholly known and older than 48 hours (V4) — or, as the chain
+// sends the validators of the start-up walk, at a first page answered 304.
 func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Ref, g *gate) backlogResult {
 	var known feed.KnownSet
 	for _, r := range announced {
@@ -331,34 +337,42 @@ func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Re
 	}
 	var b backlogResult
 	b.sum.Site = name
-	pages, total := 0, 0
-	doer := cr.doer(fetch.KindFeed, g)
-	counting := doerFunc(func(req *http.Request) (*http.Response, error) {
-		pages++
-		resp, err := doer.Do(req)
-		if err == nil {
-			fmt.Sscan(resp.Header.Get("X-WP-TotalPages"), &total)
+	walk := func(k feed.Known, yield func(feed.Ref)) (pages int, stopped string) {
+		doer := cr.doer(fetch.KindFeed, g)
+		status := 0
+		counting := doerFunc(func(req *http.Request) (*http.Response, error) {
+			pages++
+			resp, err := doer.Do(req)
+			if err == nil {
+				status = resp.StatusCode
+				fmt.Sscan(resp.Header.Get("X-WP-TotalPages"), &b.sum.TotalPages)
+			}
+			return resp, err
+		})
+		w := &feed.APIWalker{Client: counting, Spec: feed.WordPress("https://"+name, 5)}
+		for ref, err := range w.Walk(ctx, feed.Stop{Known: k}) {
+			if err != nil {
+				return pages, cr.why(err)
+			}
+			yield(ref)
 		}
-		return resp, err
-	})
-	w := &feed.APIWalker{Client: counting, Spec: feed.WordPress("https://"+name, 5)}
-	b.sum.Stopped = "end of the list"
-	for ref, err := range w.Walk(ctx, feed.Stop{Known: &known}) {
-		if err != nil {
-			b.sum.Stopped = cr.why(err)
-			break
+		switch {
+		case status == http.StatusNotModified:
+			return pages, fmt.Sprintf("page %d unchanged (304, D4), so the rest is known (V4)", pages)
+		case pages < b.sum.TotalPages:
+			return pages, fmt.Sprintf("page %d of %d wholly known and older than 48 h (V4)", pages, b.sum.TotalPages)
 		}
+		return pages, "end of the list"
+	}
+	b.sum.Pages, _ = walk(nil, func(ref feed.Ref) {
 		b.sum.Refs++
 		if !known.Known(ref) {
 			b.sum.New++
 			b.extra = append(b.extra, ref)
 			known.Add(ref)
 		}
-	}
-	b.sum.Pages = pages
-	if b.sum.Stopped == "end of the list" && pages < total {
-		b.sum.Stopped = fmt.Sprintf("page %d of %d wholly known and older than 48 h (V4)", pages, total)
-	}
+	})
+	b.sum.NextPages, b.sum.Stopped = walk(&known, func(feed.Ref) {})
 	cr.count(func(s *CrawlSummary) { s.Backlog = b.sum })
 	return b
 }
@@ -486,7 +500,8 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	fmt.Fprintf(out, "\nsummary after %v (pacing %v per site, the policy's 1 s scaled down)\n", s.Elapsed.Round(10*time.Millisecond), s.Interval)
 	fmt.Fprintf(out, "  sites            %d (%d rude)\n", s.Sites, s.RudeSites)
 	fmt.Fprintf(out, "  feeds            %d parsed, %d failed; second read: %d × 304 saved (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
-	fmt.Fprintf(out, "  backlog          %s: %d pages, %d refs (%d new); stopped: %s\n", s.Backlog.Site, s.Backlog.Pages, s.Backlog.Refs, s.Backlog.New, s.Backlog.Stopped)
+	fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d not in the feed); next pass read %s: %s\n",
+		s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"), s.Backlog.Stopped)
 	fmt.Fprintf(out, "  articles         %d read in full, %d refused by us, %d failed, of %d announced\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced+s.Backlog.New)
 	fmt.Fprintf(out, "  refused by us    %s\n", tally(s.RefusedByUs))
 	fmt.Fprintf(out, "  refused by them  %s\n", tally(s.RefusedByServer))
@@ -503,6 +518,13 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	if !s.Audit.OK() {
 		fmt.Fprintln(out, s.Audit)
 	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func tally(m map[string]int) string {

@@ -72,14 +72,22 @@ func TestRunCrawl_ZeroViolations(t *testing.T) {
 		{"cooling down", len(sum.CooledDown), traits["429"] + traits["503"] + traits["challenge"]},
 		{"progress lines", strings.Count(out.String(), "\n["), len(info.Sites)},
 		{"requests audited", sum.Audit.Requests, sum.Requests},
+		// The backlog: 6 posts, 5 a page. The start-up walk reads both pages
+		// (V4: newest to oldest, references only); the next pass gets page 1
+		// answered 304 (the chain sends its validators, D4) and stops there.
+		{"backlog pages announced", sum.Backlog.TotalPages, 2},
+		{"backlog start-up pages", sum.Backlog.Pages, 2},
+		{"backlog start-up refs", sum.Backlog.Refs, 6},
+		{"backlog refs not in the feed", sum.Backlog.New, 0},
+		{"backlog next-pass pages (V4 stop)", sum.Backlog.NextPages, 1},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s = %d, want %d", tt.name, tt.got, tt.want)
 		}
 	}
-	if sum.Backlog.Site == "" || sum.Backlog.Pages == 0 {
-		t.Errorf("no backlog walked: %+v", sum.Backlog)
+	if !strings.Contains(sum.Backlog.Stopped, "304") {
+		t.Errorf("next backlog pass stopped with %q, want page 1 unchanged (304)", sum.Backlog.Stopped)
 	}
 	if !strings.Contains(out.String(), "0 violations") {
 		t.Errorf("the printout does not end with the auditor's zero:\n%s", out.String())
