@@ -3,6 +3,8 @@ package provenance_test
 import (
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -287,5 +289,28 @@ func TestDigest(t *testing.T) {
 		if got, want := d.Len(), int64(len(tc.in)); got != want {
 			t.Errorf("Digest.Len = %d, want %d", got, want)
 		}
+	}
+}
+
+// TestBundleVersion_MatchesGoMod keeps BundleVersion (the fallback used when
+// the binary carries no build information) equal to the version go.mod pins.
+func TestBundleVersion_MatchesGoMod(t *testing.T) {
+	t.Parallel()
+	mod, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned string
+	for _, line := range strings.Split(string(mod), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == provenance.BundleModule {
+			pinned = f[1]
+		}
+	}
+	if got, want := provenance.BundleVersion, pinned; got != want {
+		t.Errorf("BundleVersion = %q, go.mod pins %q: update the constant", got, want)
+	}
+	if _, info := provenance.PinnedRoots(); info.Version != pinned {
+		t.Errorf("PinnedRoots reports version %q, go.mod pins %q", info.Version, pinned)
 	}
 }
