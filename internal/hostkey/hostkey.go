@@ -175,8 +175,12 @@ func normalizeName(input, name string) (string, error) {
 		return "", &HostError{Host: input, Reason: err}
 	}
 	if isIPv4(name) {
-		// Only the canonical dotted quad is accepted as an address, above;
-		// "1.2.3.04" and friends are ambiguous across resolvers.
+		// A dotted quad spelt with a trailing dot or full-width digits is
+		// the address; "1.2.3.04", "0x7f.1" and friends are refused, being
+		// read differently by different resolvers.
+		if a, err := netip.ParseAddr(name); err == nil && a.Is4() {
+			return a.String(), nil
+		}
 		return "", &HostError{Host: input, Reason: "non-canonical IPv4 literal"}
 	}
 	return name, nil
