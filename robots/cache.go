@@ -270,7 +270,8 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 
 // Lookup returns the host's current entry, fetching robots.txt first when
 // it is not cached or has expired. Concurrent lookups of one host share
-// one fetch. The error is only ever ctx's: fetch failures are entries.
+// one fetch. Fetch failures are entries, not errors: the error is ctx's
+// (a done ctx starts no fetch) or an empty host's.
 func (c *Cache) Lookup(ctx context.Context, host string) (Entry, error) {
 	c.init()
 	host = NormalizeHost(host)
@@ -280,6 +281,9 @@ func (c *Cache) Lookup(ctx context.Context, host string) (Entry, error) {
 	now := clock.Or(c.Clock).Now()
 	if e, ok, err := c.store.Get(ctx, host); err == nil && ok && now.Before(e.Expires) {
 		return e, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Entry{}, err
 	}
 	ch := c.sf.DoChan(host, func() (any, error) {
 		return c.refresh(context.WithoutCancel(ctx), host), nil

@@ -23,8 +23,9 @@ type Entry struct {
 	// Status is the HTTP status of the fetch behind Outcome, 0 when no
 	// response arrived.
 	Status int
-	// Failure is the text of the network failure behind a DisallowAll, ""
-	// when a response arrived.
+	// Failure is the text of the fetch's failure: a network failure
+	// (behind a DisallowAll) or too many redirects; "" when a response
+	// arrived in full.
 	Failure string
 	// Err is that failure as an error. Stores that serialise may drop it and
 	// keep only Failure.
