@@ -96,8 +96,8 @@ func TestMisbehaviourOnTheWire(t *testing.T) {
 			}
 		}},
 		{"gzip bomb", Behaviour{Kind: GzipBomb, Size: 8 << 20}, func(t *testing.T, resp *http.Response, body []byte, err error) {
-			if resp.Header.Get("Content-Encoding") != "gzip" || len(body) > 64<<10 {
-				t.Fatalf("Content-Encoding %q, %d wire bytes", resp.Header.Get("Content-Encoding"), len(body))
+			if err != nil || resp.Header.Get("Content-Encoding") != "gzip" || len(body) > 64<<10 {
+				t.Fatalf("Content-Encoding %q, %d wire bytes, %v", resp.Header.Get("Content-Encoding"), len(body), err)
 			}
 			zr, err := gzip.NewReader(bytes.NewReader(body))
 			if err != nil {
@@ -130,9 +130,12 @@ func TestMisbehaviourOnTheWire(t *testing.T) {
 			if resp.StatusCode != 301 || resp.Header.Get("Location") != "http://rude.example/a/" {
 				t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
-			resp, body, err = raw(t, follow, s.URL("/a/"))
-			if err != nil || resp.StatusCode != 200 || resp.Request.URL.Scheme != "http" || !bytes.Equal(body, normal) {
-				t.Errorf("following to http: %v", err)
+			r2, b2, err2 := raw(t, follow, s.URL("/a/"))
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			if r2.StatusCode != 200 || r2.Request.URL.Scheme != "http" || !bytes.Equal(b2, normal) {
+				t.Errorf("following to http ended at %v with %d", r2.Request.URL, r2.StatusCode)
 			}
 			reqs := w.Requests()
 			if last := reqs[len(reqs)-1]; last.TLS || last.Path != "/a/" {
@@ -148,9 +151,12 @@ func TestMisbehaviourOnTheWire(t *testing.T) {
 			if resp.StatusCode != 302 || resp.Header.Get("Location") != "/a/?utm_source=politetest" {
 				t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
-			resp, body, err = raw(t, follow, s.URL("/a/"))
-			if err != nil || resp.StatusCode != 200 || resp.Request.URL.RawQuery != "utm_source=politetest" {
-				t.Errorf("following: %v %v", err, resp.Request.URL)
+			r2, _, err2 := raw(t, follow, s.URL("/a/"))
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			if r2.StatusCode != 200 || r2.Request.URL.RawQuery != "utm_source=politetest" {
+				t.Errorf("following ended at %v with %d", r2.Request.URL, r2.StatusCode)
 			}
 		}},
 		{"redirect chain", Behaviour{Kind: RedirectChain, Hops: 4}, func(t *testing.T, resp *http.Response, body []byte, err error) {
@@ -158,9 +164,12 @@ func TestMisbehaviourOnTheWire(t *testing.T) {
 				t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
 			before := len(w.Requests())
-			resp, _, err = raw(t, follow, s.URL("/a/"))
-			if err != nil || resp.StatusCode != 200 || resp.Request.URL.RawQuery != "hop=4" || len(w.Requests())-before != 5 {
-				t.Errorf("following: %v %v, %d requests", err, resp.Request.URL, len(w.Requests())-before)
+			r2, _, err2 := raw(t, follow, s.URL("/a/"))
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			if r2.StatusCode != 200 || r2.Request.URL.RawQuery != "hop=4" || len(w.Requests())-before != 5 {
+				t.Errorf("following ended at %v with %d after %d requests", r2.Request.URL, r2.StatusCode, len(w.Requests())-before)
 			}
 		}},
 		{"set cookie", Behaviour{Kind: SetCookie}, func(t *testing.T, resp *http.Response, body []byte, err error) {
