@@ -85,6 +85,11 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 			err = &ParseError{URL: where, Format: "feed", Err: fmt.Errorf("parser panic: %v", p)}
 		}
 	}()
+	if !utf8.Valid(data) && declaresUTF8(data) {
+		// Stray bytes in a feed that says (or defaults to) UTF-8 would fail
+		// the whole feed; they become U+FFFD instead.
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
 	if gofeed.DetectFeedType(bytes.NewReader(data)) == gofeed.FeedTypeUnknown {
 		return nil, false, &ParseError{URL: where, Format: "feed", Err: ErrNotFeed}
 	}
@@ -166,6 +171,28 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 		f.Items = append(f.Items, it)
 	}
 	return f, truncated, nil
+}
+
+// declaresUTF8 reports whether an XML document's declaration names UTF-8
+// or no encoding at all (XML's default), as opposed to another charset
+// that the parser converts.
+func declaresUTF8(data []byte) bool {
+	head := data[:min(len(data), 512)]
+	if !bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("<?xml")) {
+		return true
+	}
+	end := bytes.Index(head, []byte("?>"))
+	if end < 0 {
+		return true
+	}
+	decl := strings.ToLower(string(head[:end]))
+	i := strings.Index(decl, "encoding")
+	if i < 0 {
+		return true
+	}
+	rest := strings.TrimLeft(decl[i+len("encoding"):], " \t=")
+	rest = strings.Trim(rest, `"' `)
+	return strings.HasPrefix(rest, "utf-8") || strings.HasPrefix(rest, "utf8")
 }
 
 // shareImage returns the image the feed names for item i, "" when none.

@@ -74,6 +74,7 @@ func TestRead_Golden(t *testing.T) {
 	}{
 		{"rss091.xml", "application/rss+xml", false, nil},
 		{"rss092.xml", "application/rss+xml", false, []string{"id"}},
+		{"rss092_latin1.xml", "application/rss+xml", false, nil},
 		{"rss20.xml", "application/rss+xml; charset=utf-8", false, nil},
 		{"rss20.xml", "application/rss+xml", true, nil},
 		{"atom10.xml", "application/atom+xml", false, nil},

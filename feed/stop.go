@@ -176,3 +176,9 @@ func (s Stop) judge(batch []Ref, now time.Time) verdict {
 type Walker interface {
 	Walk(ctx context.Context, stop Stop) iter.Seq2[Ref, error]
 }
+
+// The walkers of this package.
+var (
+	_ Walker = (*SitemapWalker)(nil)
+	_ Walker = (*APIWalker)(nil)
+)
