@@ -190,17 +190,17 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	if slack <= 0 {
 		slack = cfg.Interval / 5
 	}
-	cr.sum.Audit = web.Audit(AuditPolicy(pol, slack))
+	cr.sum.Audit = web.Audit(CrawlAuditPolicy(pol, slack))
 	cr.sum.Elapsed = time.Since(start)
 	cr.sum.Print(out)
 	return cr.sum, nil
 }
 
-// AuditPolicy is what the auditor checks for the crawl's policy: its
+// CrawlAuditPolicy is what the auditor checks for the crawl's policy: its
 // interval (less slack for arrival jitter), one request in flight, strict
 // robots.txt (401/403/429 close the site, S3), exactly the identity and
 // conditional headers, and its User-Agent.
-func AuditPolicy(p fetch.Policy, slack time.Duration) politetest.Policy {
+func CrawlAuditPolicy(p fetch.Policy, slack time.Duration) politetest.Policy {
 	return politetest.Policy{
 		Interval:       p.Interval,
 		MaxInFlight:    1,
@@ -222,20 +222,20 @@ type crawler struct {
 	done int
 }
 
-// siteLog is one site's progress, printed as one line when it is done.
-type siteLog struct {
+// crawlSiteLog is one site's progress, printed as one line when it is done.
+type crawlSiteLog struct {
 	parts []string
 }
 
-func (l *siteLog) add(format string, args ...any) {
+func (l *crawlSiteLog) add(format string, args ...any) {
 	l.parts = append(l.parts, fmt.Sprintf(format, args...))
 }
 
 // site crawls one site: feed, backlog (for one site), articles, feed again.
 func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, interval time.Duration) {
-	var log siteLog
+	var log crawlSiteLog
 	feedURL := "https://" + name + "/feed.xml"
-	g := &gate{gap: interval}
+	g := &crawlGate{gap: interval}
 	// robots.txt first, on its own, so that the gap after its answer holds
 	// before the feed is asked for; then the gap is the Crawl-delay if longer.
 	if u, err := url.Parse(feedURL); err == nil {
@@ -263,7 +263,7 @@ func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, inte
 	if walkBacklog {
 		b := cr.backlog(ctx, name, refs, g)
 		refs = append(refs, b.extra...)
-		log.add("backlog %d refs in %s (%d not in the feed), next pass: %s", b.sum.Refs, plural(b.sum.Pages, "page"), b.sum.New, b.sum.Stopped)
+		log.add("backlog %d refs in %s (%d not in the feed), next pass: %s", b.sum.Refs, crawlPlural(b.sum.Pages, "page"), b.sum.New, b.sum.Stopped)
 	}
 
 	if len(refs) > 0 {
@@ -295,7 +295,7 @@ func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, inte
 		if failed > 0 {
 			line += fmt.Sprintf(", %d failed", failed)
 		}
-		for _, k := range sortedKeys(refused) {
+		for _, k := range crawlSortedKeys(refused) {
 			line += fmt.Sprintf(", %d refused (%s)", refused[k], k)
 		}
 		log.add("%s", line)
@@ -320,7 +320,7 @@ func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, inte
 	cr.mu.Unlock()
 }
 
-type backlogResult struct {
+type crawlBacklog struct {
 	sum   BacklogSummary
 	extra []feed.Ref // refs the feed did not announce
 }
@@ -330,17 +330,17 @@ type backlogResult struct {
 // later pass would, knowing every reference seen, so that it stops at the
 // first page wholly known and older than 48 hours (V4) — or, as the chain
 // sends the validators of the start-up walk, at a first page answered 304.
-func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Ref, g *gate) backlogResult {
+func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Ref, g *crawlGate) crawlBacklog {
 	var known feed.KnownSet
 	for _, r := range announced {
 		known.Add(r)
 	}
-	var b backlogResult
+	var b crawlBacklog
 	b.sum.Site = name
 	walk := func(k feed.Known, yield func(feed.Ref)) (pages int, stopped string) {
 		doer := cr.doer(fetch.KindFeed, g)
 		status := 0
-		counting := doerFunc(func(req *http.Request) (*http.Response, error) {
+		counting := crawlDoerFunc(func(req *http.Request) (*http.Response, error) {
 			pages++
 			resp, err := doer.Do(req)
 			if err == nil {
@@ -422,8 +422,8 @@ func (cr *crawler) count(f func(*CrawlSummary)) {
 // doer returns a feed.Doer over the fetch client's Get, so feed and backlog
 // reads go through the whole chain as the given kind (the ledger suspends
 // articles, not feeds: S4), bounded, decoded and with their validators (D4).
-func (cr *crawler) doer(kind fetch.Kind, g *gate) feed.Doer {
-	return doerFunc(func(req *http.Request) (*http.Response, error) {
+func (cr *crawler) doer(kind fetch.Kind, g *crawlGate) feed.Doer {
+	return crawlDoerFunc(func(req *http.Request) (*http.Response, error) {
 		opts := []fetch.GetOption{fetch.AsKind(kind)}
 		if a := req.Header.Get("Accept"); a != "" {
 			opts = append(opts, fetch.WithAccept(a))
@@ -453,7 +453,7 @@ func (cr *crawler) doer(kind fetch.Kind, g *gate) feed.Doer {
 // get waits for the site's gate, sends one Get through the chain, and
 // counts the server's refusals. A refusal we made sent nothing, so it does
 // not restart the gap.
-func (cr *crawler) get(ctx context.Context, g *gate, u string, opts ...fetch.GetOption) (*fetch.Result, error) {
+func (cr *crawler) get(ctx context.Context, g *crawlGate, u string, opts ...fetch.GetOption) (*fetch.Result, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -468,14 +468,14 @@ func (cr *crawler) get(ctx context.Context, g *gate, u string, opts ...fetch.Get
 	return res, err
 }
 
-// gate spaces one site's requests from the end of the previous answer (see
+// crawlGate spaces one site's requests from the end of the previous answer (see
 // the file comment). A site's requests are sequential, so it has no lock.
-type gate struct {
+type crawlGate struct {
 	gap  time.Duration
 	last time.Time
 }
 
-func (g *gate) wait(ctx context.Context) error {
+func (g *crawlGate) wait(ctx context.Context) error {
 	d := time.Until(g.last.Add(g.gap))
 	if g.last.IsZero() || d <= 0 {
 		return nil
@@ -490,10 +490,10 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-// doerFunc adapts a function to feed.Doer.
-type doerFunc func(*http.Request) (*http.Response, error)
+// crawlDoerFunc adapts a function to feed.Doer.
+type crawlDoerFunc func(*http.Request) (*http.Response, error)
 
-func (f doerFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
+func (f crawlDoerFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
 
 // Print writes the summary.
 func (s *CrawlSummary) Print(out io.Writer) {
@@ -501,12 +501,12 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	fmt.Fprintf(out, "  sites            %d (%d rude)\n", s.Sites, s.RudeSites)
 	fmt.Fprintf(out, "  feeds            %d parsed, %d failed; second read: %d × 304 saved (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
 	fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d not in the feed); next pass read %s: %s\n",
-		s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"), s.Backlog.Stopped)
+		s.Backlog.Site, s.Backlog.Refs, crawlPlural(s.Backlog.Pages, "page"), s.Backlog.New, crawlPlural(s.Backlog.NextPages, "page"), s.Backlog.Stopped)
 	fmt.Fprintf(out, "  articles         %d read in full, %d refused by us, %d failed, of %d announced\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced+s.Backlog.New)
-	fmt.Fprintf(out, "  refused by us    %s\n", tally(s.RefusedByUs))
-	fmt.Fprintf(out, "  refused by them  %s\n", tally(s.RefusedByServer))
-	fmt.Fprintf(out, "  cooling down     %s\n", list(s.CooledDown))
-	fmt.Fprintf(out, "  suspended        %s\n", list(s.Suspended))
+	fmt.Fprintf(out, "  refused by us    %s\n", crawlTally(s.RefusedByUs))
+	fmt.Fprintf(out, "  refused by them  %s\n", crawlTally(s.RefusedByServer))
+	fmt.Fprintf(out, "  cooling down     %s\n", crawlList(s.CooledDown))
+	fmt.Fprintf(out, "  suspended        %s\n", crawlList(s.Suspended))
 	if s.Audit == nil {
 		return
 	}
@@ -520,25 +520,25 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	}
 }
 
-func plural(n int, word string) string {
+func crawlPlural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func tally(m map[string]int) string {
+func crawlTally(m map[string]int) string {
 	if len(m) == 0 {
 		return "none"
 	}
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range crawlSortedKeys(m) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func list(names []string) string {
+func crawlList(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
@@ -547,7 +547,7 @@ func list(names []string) string {
 	return fmt.Sprintf("%d: %s", len(names), strings.Join(names, ", "))
 }
 
-func sortedKeys(m map[string]int) []string {
+func crawlSortedKeys(m map[string]int) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
