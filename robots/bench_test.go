@@ -108,3 +108,16 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseWorst parses 500 KiB files built against quadratic
+// parsing; each must stay linear.
+func BenchmarkParseWorst(b *testing.B) {
+	for name, body := range worstFiles() {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				Parse([]byte(body))
+			}
+		})
+	}
+}

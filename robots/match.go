@@ -57,10 +57,11 @@ func (r *Rules) Explain(userAgent, rawURL string) Decision {
 	if s < 0 {
 		return d
 	}
-	if s == r.star-1 {
-		d.Group = "*"
-	} else if k := r.findAgent(productToken(userAgent)); k >= 0 {
-		d.Group = r.agents[k].name
+	d.Group = "*"
+	if tok := productToken(userAgent); tok != "" {
+		if k := r.findAgent(tok); k >= 0 {
+			d.Group = r.agents[k].name
+		}
 	}
 	i := r.sets[s].match(path)
 	if i < 0 {

@@ -17,8 +17,9 @@ const MaxBodySize = 512000
 // and a nil *Rules are an empty file, allowing everything. A Rules is
 // immutable and safe for concurrent use.
 type Rules struct {
-	agents   []agentSet // distinct product tokens, in file order
-	star     int        // 1 + index into sets of the "*" group; 0 when none
+	agents   []agentSet     // distinct product tokens ("*" included), in file order
+	index    map[string]int // lower-cased token → agents index, when many
+	star     int            // 1 + index into sets of the "*" group; 0 when none
 	sets     []ruleSet
 	sitemaps []string
 }
@@ -119,6 +120,7 @@ func Parse(body []byte) *Rules {
 		agents   []pagent
 		all      = make([]rule, 0, min(strings.Count(src, "\n")+1, 4096))
 		sitemaps []string
+		seen     map[string]bool // sitemaps, once there are many
 	)
 	// nl and cr are the next '\n' and '\r' at or after pos (len(src) when
 	// none), found once each so CR-only files stay linear.
@@ -181,7 +183,23 @@ func Parse(body []byte) *Rules {
 				}
 			}
 		case keySitemap:
-			if value != "" && !slices.Contains(sitemaps, value) {
+			if value == "" {
+				continue
+			}
+			if len(sitemaps) < smallSet {
+				if !slices.Contains(sitemaps, value) {
+					sitemaps = append(sitemaps, value)
+				}
+				continue
+			}
+			if seen == nil {
+				seen = make(map[string]bool, 2*smallSet)
+				for _, sm := range sitemaps {
+					seen[sm] = true
+				}
+			}
+			if !seen[value] {
+				seen[value] = true
 				sitemaps = append(sitemaps, value)
 			}
 		}
@@ -287,6 +305,9 @@ func parseDelay(v string) (time.Duration, bool) {
 	return time.Duration(f * float64(time.Second)), true
 }
 
+// smallSet is the size up to which a linear scan beats a map.
+const smallSet = 16
+
 func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rules {
 	r := &Rules{sitemaps: sitemaps}
 	r.sets = make([]ruleSet, len(groups))
@@ -296,10 +317,21 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 	r.agents = make([]agentSet, 0, len(agents))
 	// merged[k] lists the groups naming agent k, when more than one does.
 	var merged map[int][]int
+	var order []int // keys of merged, in file order
 	for _, a := range agents {
 		k := r.findAgent(a.name)
 		if k < 0 {
 			r.agents = append(r.agents, agentSet{name: a.name, set: a.group})
+			if len(r.agents) > smallSet {
+				if r.index == nil {
+					r.index = make(map[string]int, 2*len(r.agents))
+					for i, as := range r.agents {
+						r.index[strings.ToLower(as.name)] = i
+					}
+				} else {
+					r.index[strings.ToLower(a.name)] = len(r.agents) - 1
+				}
+			}
 			continue
 		}
 		if r.agents[k].set == a.group {
@@ -308,16 +340,20 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 		if merged == nil {
 			merged = make(map[int][]int)
 		}
-		if merged[k] == nil {
-			merged[k] = []int{r.agents[k].set}
+		gs := merged[k]
+		if gs == nil {
+			gs = []int{r.agents[k].set}
+			order = append(order, k)
 		}
-		if !slices.Contains(merged[k], a.group) {
-			merged[k] = append(merged[k], a.group)
+		// Agents come in file order, so a group repeats only at the end.
+		if gs[len(gs)-1] != a.group {
+			gs = append(gs, a.group)
 		}
+		merged[k] = gs
 	}
-	for k, gs := range merged {
+	for _, k := range order {
 		var s ruleSet
-		for _, gi := range gs {
+		for _, gi := range merged[k] {
 			g := groups[gi]
 			s.rules = append(s.rules, all[g.start:g.end]...)
 			if g.hasDelay && (!s.hasDelay || g.delay > s.delay) {
@@ -327,18 +363,36 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 		r.agents[k].set = len(r.sets)
 		r.sets = append(r.sets, s)
 	}
-	for k, a := range r.agents {
-		if a.name == "*" {
-			r.star = a.set + 1
-			r.agents = slices.Delete(r.agents, k, k+1)
-			break
-		}
+	if k := r.findAgent("*"); k >= 0 {
+		r.star = r.agents[k].set + 1
 	}
 	return r
 }
 
-// findAgent returns the index in r.agents of the token, or -1.
+// findAgent returns the index in r.agents of the token, or -1. It does not
+// allocate for tokens of up to 64 bytes.
 func (r *Rules) findAgent(tok string) int {
+	if r.index != nil {
+		var buf [64]byte
+		if len(tok) <= len(buf) {
+			b := buf[:len(tok)]
+			for i := 0; i < len(tok); i++ {
+				c := tok[i]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b[i] = c
+			}
+			if k, ok := r.index[string(b)]; ok {
+				return k
+			}
+			return -1
+		}
+		if k, ok := r.index[strings.ToLower(tok)]; ok {
+			return k
+		}
+		return -1
+	}
 	for i := range r.agents {
 		if len(r.agents[i].name) == len(tok) && strings.EqualFold(r.agents[i].name, tok) {
 			return i

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,59 @@ func TestZeroRulesAllowAll(t *testing.T) {
 		if r.Sitemaps() != nil {
 			t.Errorf("%v: has sitemaps", r)
 		}
+	}
+}
+
+// worstFiles are 500 KiB files built to defeat quadratic parsing: many
+// distinct agents, many agents with rules, many sitemaps, one agent in
+// thousands of groups, thousands of wildcard rules.
+func worstFiles() map[string]string {
+	agentName := func(i int) string {
+		return fmt.Sprintf("Bot%c%c%c", 'a'+i%26, 'a'+i/26%26, 'a'+i/676%26)
+	}
+	gen := map[string]func(i int) string{
+		"Agents":      func(i int) string { return "User-agent: " + agentName(i) + "\n" },
+		"AgentsRules": func(i int) string { return "User-agent: " + agentName(i) + "\nDisallow: /" + agentName(i) + "\n" },
+		"Sitemaps":    func(i int) string { return fmt.Sprintf("Sitemap: https://e.example/%d.xml\nSitemap: https://e.example/0.xml\n", i) },
+		"SameAgent":   func(i int) string { return fmt.Sprintf("User-agent: a\nDisallow: /x%d\n", i) },
+		"Wildcards":   func(i int) string { return fmt.Sprintf("Disallow: /*a*b*%d$\n", i) },
+	}
+	out := map[string]string{}
+	for name, g := range gen {
+		var b strings.Builder
+		b.WriteString("User-agent: *\n")
+		for i := 0; b.Len() < MaxBodySize; i++ {
+			b.WriteString(g(i))
+		}
+		out[name] = b.String()
+	}
+	return out
+}
+
+// TestParse_LargeFiles checks answers on the worst-case files, where the
+// parser switches from linear scans to maps.
+func TestParse_LargeFiles(t *testing.T) {
+	files := worstFiles()
+	r := Parse([]byte(files["AgentsRules"]))
+	if r.Allowed("BOTCBA/1.0", "/Botcba") || !r.Allowed("botcba", "/Botcbb") || r.Allowed("botaab", "/Botaab/x") || !r.Allowed("Botzzz", "/Botzzz") {
+		t.Error("agent lookup through the index is wrong")
+	}
+	if d := r.Explain("BOTCBA", "/Botcba"); d.Group != "Botcba" || d.Rule != "Disallow: /Botcba" {
+		t.Errorf("Explain = %+v", d)
+	}
+	if n := testing.AllocsPerRun(50, func() { r.Allowed("BOTCBA/1.0", "/Botcba") }); n != 0 {
+		t.Errorf("Allowed allocates %v times with the agent index", n)
+	}
+	r = Parse([]byte(files["Agents"]))
+	if d := r.Explain("Botqrs", "/"); !d.Allowed || d.Group != "Botqrs" {
+		t.Errorf("one group of thousands of agents: %+v", d)
+	}
+	sm := Parse([]byte(files["Sitemaps"])).Sitemaps()
+	if len(sm) < 1000 || sm[0] != "https://e.example/0.xml" || sm[1] != "https://e.example/1.xml" {
+		t.Errorf("sitemaps not deduplicated in order: %d, %q", len(sm), sm[:3])
+	}
+	r = Parse([]byte(files["SameAgent"]))
+	if r.Allowed("a", "/x0") || r.Allowed("a", "/x5000") || !r.Allowed("a", "/y") {
+		t.Error("groups of one agent not merged")
 	}
 }
