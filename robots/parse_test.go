@@ -154,9 +154,11 @@ func worstFiles() map[string]string {
 	gen := map[string]func(i int) string{
 		"Agents":      func(i int) string { return "User-agent: " + agentName(i) + "\n" },
 		"AgentsRules": func(i int) string { return "User-agent: " + agentName(i) + "\nDisallow: /" + agentName(i) + "\n" },
-		"Sitemaps":    func(i int) string { return fmt.Sprintf("Sitemap: https://e.example/%d.xml\nSitemap: https://e.example/0.xml\n", i) },
-		"SameAgent":   func(i int) string { return fmt.Sprintf("User-agent: a\nDisallow: /x%d\n", i) },
-		"Wildcards":   func(i int) string { return fmt.Sprintf("Disallow: /*a*b*%d$\n", i) },
+		"Sitemaps": func(i int) string {
+			return fmt.Sprintf("Sitemap: https://e.example/%d.xml\nSitemap: https://e.example/0.xml\n", i)
+		},
+		"SameAgent": func(i int) string { return fmt.Sprintf("User-agent: a\nDisallow: /x%d\n", i) },
+		"Wildcards": func(i int) string { return fmt.Sprintf("Disallow: /*a*b*%d$\n", i) },
 	}
 	out := map[string]string{}
 	for name, g := range gen {
