@@ -134,7 +134,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	}
 	defer client.Close()
 
-	cr := &crawler{
+	cr := &crawlRun{
 		client: client,
 		out:    out,
 		sum: &CrawlSummary{
@@ -212,8 +212,8 @@ func CrawlAuditPolicy(p fetch.Policy, slack time.Duration) politetest.Policy {
 	}
 }
 
-// crawler holds one crawl's client and tallies.
-type crawler struct {
+// crawlRun holds one crawl's client and tallies.
+type crawlRun struct {
 	client *fetch.Client
 	out    io.Writer
 
@@ -232,7 +232,7 @@ func (l *crawlSiteLog) add(format string, args ...any) {
 }
 
 // site crawls one site: feed, backlog (for one site), articles, feed again.
-func (cr *crawler) site(ctx context.Context, name string, walkBacklog bool, interval time.Duration) {
+func (cr *crawlRun) site(ctx context.Context, name string, walkBacklog bool, interval time.Duration) {
 	var log crawlSiteLog
 	feedURL := "https://" + name + "/feed.xml"
 	g := &crawlGate{gap: interval}
@@ -330,7 +330,7 @@ type crawlBacklog struct {
 // later pass would, knowing every reference seen, so that it stops at the
 // first page wholly known and older than 48 hours (V4) — or, as the chain
 // sends the validators of the start-up walk, at a first page answered 304.
-func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Ref, g *crawlGate) crawlBacklog {
+func (cr *crawlRun) backlog(ctx context.Context, name string, announced []feed.Ref, g *crawlGate) crawlBacklog {
 	var known feed.KnownSet
 	for _, r := range announced {
 		known.Add(r)
@@ -378,7 +378,7 @@ func (cr *crawler) backlog(ctx context.Context, name string, announced []feed.Re
 }
 
 // why says, briefly, why a read failed, and counts the refusal.
-func (cr *crawler) why(err error) string {
+func (cr *crawlRun) why(err error) string {
 	var re *fetch.RefusedError
 	var se *feed.StatusError
 	switch {
@@ -398,7 +398,7 @@ func (cr *crawler) why(err error) string {
 }
 
 // observe counts the server's refusals among every response.
-func (cr *crawler) observe(res *fetch.Result) {
+func (cr *crawlRun) observe(res *fetch.Result) {
 	kind := ""
 	if p, ok := backoff.DetectChallenge(res.Status, res.Header, res.Body); ok {
 		kind = "challenge (" + p + ")"
@@ -413,7 +413,7 @@ func (cr *crawler) observe(res *fetch.Result) {
 	}
 }
 
-func (cr *crawler) count(f func(*CrawlSummary)) {
+func (cr *crawlRun) count(f func(*CrawlSummary)) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	f(cr.sum)
@@ -422,7 +422,7 @@ func (cr *crawler) count(f func(*CrawlSummary)) {
 // doer returns a feed.Doer over the fetch client's Get, so feed and backlog
 // reads go through the whole chain as the given kind (the ledger suspends
 // articles, not feeds: S4), bounded, decoded and with their validators (D4).
-func (cr *crawler) doer(kind fetch.Kind, g *crawlGate) feed.Doer {
+func (cr *crawlRun) doer(kind fetch.Kind, g *crawlGate) feed.Doer {
 	return crawlDoerFunc(func(req *http.Request) (*http.Response, error) {
 		opts := []fetch.GetOption{fetch.AsKind(kind)}
 		if a := req.Header.Get("Accept"); a != "" {
@@ -453,7 +453,7 @@ func (cr *crawler) doer(kind fetch.Kind, g *crawlGate) feed.Doer {
 // get waits for the site's gate, sends one Get through the chain, and
 // counts the server's refusals. A refusal we made sent nothing, so it does
 // not restart the gap.
-func (cr *crawler) get(ctx context.Context, g *crawlGate, u string, opts ...fetch.GetOption) (*fetch.Result, error) {
+func (cr *crawlRun) get(ctx context.Context, g *crawlGate, u string, opts ...fetch.GetOption) (*fetch.Result, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
