@@ -16,6 +16,9 @@ type robotsRules struct {
 	crawlDelay time.Duration
 }
 
+// maxCrawlDelay caps a Crawl-delay value so that a huge one cannot overflow.
+const maxCrawlDelay = 24 * time.Hour
+
 type robotsRule struct {
 	allow   bool
 	pattern string
@@ -64,6 +67,7 @@ func parseRobots(body, agent string) robotsRules {
 				continue
 			}
 			if secs, err := strconv.ParseFloat(value, 64); err == nil && secs >= 0 {
+				secs = min(secs, maxCrawlDelay.Seconds()) // also tames +Inf
 				cur.crawlDelay = time.Duration(secs * float64(time.Second))
 				cur.hasDelay = true
 			}

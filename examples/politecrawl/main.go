@@ -1,0 +1,152 @@
+// Command politecrawl is the example CLI of politefetch.
+//
+// Usage:
+//
+//	politecrawl demo [flags]
+//
+// demo starts a simulated web of publishers (politetest: one loopback HTTPS
+// server, a few dozen virtual sites, some of them rude), prints what it
+// serves, one line per site, crawls it politely and prints the auditor's
+// verdict. Nothing leaves the machine. With -client=plain it makes one
+// polite request per site (robots.txt first, then the feed) with a plain
+// net/http client instead of the fetch chain.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "politecrawl:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+const usage = `usage: politecrawl <command> [flags]
+
+commands:
+  demo    serve a simulated web of publishers, crawl it politely, print the audit
+
+run "politecrawl demo -h" for the demo's flags
+`
+
+// errImpolite is returned when the auditor found violations.
+var errImpolite = errors.New("the auditor found violations")
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// demoConfig is the demo's flags.
+type demoConfig struct {
+	sites    int
+	articles int
+	rude     float64
+	seed     int64
+	latency  time.Duration
+	client   string
+	interval time.Duration
+	timeout  time.Duration
+}
+
+func runDemo(args []string, stdout, stderr io.Writer) error {
+	var cfg demoConfig
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.sites, "sites", 36, "number of simulated sites")
+	fs.IntVar(&cfg.articles, "articles", 5, "articles per site")
+	fs.Float64Var(&cfg.rude, "rude", 0.3, "share of rude sites (429, 503, challenge pages, 5xx robots.txt, disallowed sections)")
+	fs.Int64Var(&cfg.seed, "seed", 4, "scenario seed: the same seed builds the same web")
+	fs.DurationVar(&cfg.latency, "latency", 20*time.Millisecond, "maximum added latency per answer (the minimum is a fifth of it)")
+	fs.StringVar(&cfg.client, "client", "chain", `"chain": crawl through the fetch chain; "plain": one polite request per site with a plain net/http client`)
+	fs.DurationVar(&cfg.interval, "interval", 0, "per-site interval (0: the crawl's default, the policy's 1 s scaled down)")
+	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("demo: unexpected arguments %q", fs.Args())
+	}
+	if cfg.client != "chain" && cfg.client != "plain" {
+		return fmt.Errorf("demo: -client must be chain or plain, not %q", cfg.client)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+
+	web, err := politetest.Start()
+	if err != nil {
+		return err
+	}
+	defer web.Close()
+	sc := demoScenario(cfg)
+	info := sc.Build(web)
+
+	fmt.Fprintf(stdout, "politetest web on %s: %d sites, %d articles each, %d rude (seed %d)\n",
+		web.Addr(), len(info.Sites), cfg.articles, len(info.Rude()), cfg.seed)
+	fmt.Fprintln(stdout, "each serves /robots.txt, /feed.xml, /atom.xml, /sitemap_index.xml, /sitemap.xml, /news-sitemap.xml,")
+	fmt.Fprintln(stdout, "/wp-json/wp/v2/posts, its article pages and /images/; the rude ones misbehave as marked:")
+	fmt.Fprint(stdout, info)
+	fmt.Fprintln(stdout)
+
+	var report *politetest.Report
+	switch cfg.client {
+	case "chain":
+		sum, err := RunCrawl(ctx, web, info, CrawlConfig{Interval: cfg.interval}, stdout)
+		if err != nil {
+			return err
+		}
+		report = sum.Audit
+	case "plain":
+		report, err = plainCrawl(ctx, web, info, cfg.interval, stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, report)
+	}
+	if !report.OK() {
+		return errImpolite
+	}
+	return nil
+}
+
+// demoScenario is the web the demo serves: a few dozen sites, a mix of
+// robots.txt files, some rude sites. No Crawl-delay, so that the demo takes
+// seconds.
+func demoScenario(cfg demoConfig) politetest.Scenario {
+	return politetest.Scenario{
+		Hosts:           cfg.sites,
+		ArticlesPerHost: cfg.articles,
+		Latency:         [2]time.Duration{cfg.latency / 5, cfg.latency},
+		RudeShare:       cfg.rude,
+		Seed:            cfg.seed,
+		RobotsMix:       politetest.RobotsMix{Disallow: 0.25, Missing: 0.25},
+	}
+}
