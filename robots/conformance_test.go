@@ -100,8 +100,15 @@ func splitQuoted(l string) ([]string, error) {
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	cases := loadConformance(t)
-	if len(cases) < 120 {
-		t.Errorf("conformance table has %d checks, want at least 120", len(cases))
+	names := map[string]bool{}
+	for _, c := range cases {
+		if c.source == "" {
+			t.Errorf("case %s cites no source", c.name)
+		}
+		names[c.name] = true
+	}
+	if len(names) < 120 || len(cases) < 120 {
+		t.Errorf("conformance table has %d cases and %d checks, want at least 120 of each", len(names), len(cases))
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/L%d", c.name, c.line), func(t *testing.T) {
