@@ -325,7 +325,7 @@ type crawlBacklog struct {
 	extra []feed.Ref // refs the feed did not announce
 }
 
-// backlog walks name's WordPress post list twice, newest first, five posts
+// backlog walks name's WordPress post list twice, newest first, three posts
 // a page: at start-up, knowing nothing, to the end of the list; then as a
 // later pass would, knowing every reference seen, so that it stops at the
 // first page wholly known and older than 48 hours (V4) — or, as the chain
@@ -349,7 +349,7 @@ func (cr *crawlRun) backlog(ctx context.Context, name string, announced []feed.R
 			}
 			return resp, err
 		})
-		w := &feed.APIWalker{Client: counting, Spec: feed.WordPress("https://"+name, 5)}
+		w := &feed.APIWalker{Client: counting, Spec: feed.WordPress("https://"+name, 3)}
 		for ref, err := range w.Walk(ctx, feed.Stop{Known: k}) {
 			if err != nil {
 				return pages, cr.why(err)

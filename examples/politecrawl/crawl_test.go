@@ -72,7 +72,7 @@ func TestRunCrawl_ZeroViolations(t *testing.T) {
 		{"cooling down", len(sum.CooledDown), traits["429"] + traits["503"] + traits["challenge"]},
 		{"progress lines", strings.Count(out.String(), "\n["), len(info.Sites)},
 		{"requests audited", sum.Audit.Requests, sum.Requests},
-		// The backlog: 6 posts, 5 a page. The start-up walk reads both pages
+		// The backlog: 6 posts, 3 a page. The start-up walk reads both pages
 		// (V4: newest to oldest, references only); the next pass gets page 1
 		// answered 304 (the chain sends its validators, D4) and stops there.
 		{"backlog pages announced", sum.Backlog.TotalPages, 2},
