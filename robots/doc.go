@@ -37,6 +37,10 @@
 //
 // # Performance
 //
-// See BENCHMARKS.md beside this file for the figures against
-// github.com/temoto/robotstxt and the command that reproduces them.
+// On a typical 5 KB file, parsing plus one match runs about 11 times faster
+// than github.com/temoto/robotstxt with 30 allocations instead of 2,327, and
+// a match on a parsed file makes none. BENCHMARKS.md beside this file has
+// the figures and the command that reproduces them:
+//
+//	go test -run='^$' -bench=. -benchmem -count=3 ./robots/
 package robots
