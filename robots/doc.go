@@ -14,8 +14,8 @@
 // Allow wins a tie; '*' matches any run of octets and a final '$' anchors
 // the end. Percent-encoding is normalised on both sides. Matching uses no
 // regular expressions and, for paths already in normal form, does not
-// allocate. [Rules.Explain] says which
-// group applied and which rule decided.
+// allocate. [Rules.Explain] says which group applied and which rule
+// decided.
 //
 // # Status policies
 //
