@@ -14,8 +14,8 @@ import (
 
 // Run checks the Store that newStore returns (a fresh, empty one per
 // call): unknown hosts, round trips of every field the Cache relies on,
-// overwrites, independence of hosts, expired entries still returned and
-// concurrent use. It runs subtests in parallel.
+// overwrites, independence of hosts, recently expired entries still
+// returned, and concurrent use. It runs subtests in parallel.
 func Run(t *testing.T, newStore func(t *testing.T) robots.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -68,6 +68,25 @@ func Run(t *testing.T, newStore func(t *testing.T) robots.Store) {
 		}
 		if err := same(got, failed); err != nil {
 			t.Fatalf("after overwrite: %v", err)
+		}
+	})
+	t.Run("ExpiredKept", func(t *testing.T) {
+		// The Cache reads an expired entry to keep a last good copy after a
+		// failed fetch (UseLastGood): a store may forget it later, not at
+		// once.
+		t.Parallel()
+		s := newStore(t)
+		e := good
+		e.FetchedAt, e.Expires = base.Add(-2*time.Hour), base.Add(-time.Minute)
+		if err := s.Put(ctx, "a.example", e); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.Get(ctx, "a.example")
+		if !ok || err != nil {
+			t.Fatalf("Get(expired a minute ago) = ok %v, err %v; want the entry", ok, err)
+		}
+		if err := same(got, e); err != nil {
+			t.Fatalf("expired entry: %v", err)
 		}
 	})
 	t.Run("HostsIndependent", func(t *testing.T) {
