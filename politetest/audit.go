@@ -323,8 +323,20 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 	}
 	rep.Hosts = len(hosts)
 
+	verdicts := map[verdictKey]*robotsVerdict{}
 	for _, host := range hosts {
 		idx := byHost[host]
+		// Positions (in idx) of the robots.txt requests and of the
+		// answers that announced a cool-down.
+		var robotsPos, coolPos []int
+		for k, i := range idx {
+			if isRobotsPath(reqs[i].Path) {
+				robotsPos = append(robotsPos, k)
+			}
+			if t, _ := cooldownUntil(p, &reqs[i]); !t.IsZero() {
+				coolPos = append(coolPos, k)
+			}
+		}
 		for k, i := range idx {
 			q := &reqs[i]
 			robots := isRobotsPath(q.Path)
@@ -359,16 +371,21 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 			// redirect) that had finished by then.
 			var verdict *robotsVerdict
 			var robotsAsked *Request
-			for _, j := range idx[:k] {
-				r := &reqs[j]
-				if !isRobotsPath(r.Path) {
-					continue
+			for _, pos := range robotsPos {
+				if pos >= k {
+					break
 				}
+				j := idx[pos]
+				r := &reqs[j]
 				robotsAsked = r
 				if !finishedBy(r, q.Arrived) || (r.Status >= 300 && r.Status < 400) {
 					continue
 				}
-				verdict = judgeRobots(p, r, ua)
+				key := verdictKey{j, agentFor(p, ua)}
+				if verdicts[key] == nil {
+					verdicts[key] = judgeRobots(p, r, key.agent)
+				}
+				verdict = verdicts[key]
 			}
 
 			if !robots {
@@ -427,8 +444,11 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 			var until time.Time
 			var by *Request
 			var reason string
-			for _, j := range idx[:k] {
-				r := &reqs[j]
+			for _, pos := range coolPos {
+				if pos >= k {
+					break
+				}
+				r := &reqs[idx[pos]]
 				if !finishedBy(r, q.Arrived) {
 					continue
 				}
@@ -490,12 +510,22 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 	return rep
 }
 
-// judgeRobots reads the robots.txt answer r for the agent of the request.
-func judgeRobots(p Policy, r *Request, ua string) *robotsVerdict {
-	agent := p.RobotsAgent
-	if agent == "" {
-		agent = productToken(ua)
+// verdictKey names a robots.txt answer (by index) read for an agent.
+type verdictKey struct {
+	index int
+	agent string
+}
+
+// agentFor is the robots.txt product token the auditor reads rules for.
+func agentFor(p Policy, ua string) string {
+	if p.RobotsAgent != "" {
+		return p.RobotsAgent
 	}
+	return productToken(ua)
+}
+
+// judgeRobots reads the robots.txt answer r for agent.
+func judgeRobots(p Policy, r *Request, agent string) *robotsVerdict {
 	v := &robotsVerdict{by: r, agentRule: agent}
 	switch {
 	case r.Status >= 200 && r.Status < 300:
