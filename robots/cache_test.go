@@ -2,6 +2,7 @@ package robots_test
 
 import (
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"io"
@@ -710,6 +711,20 @@ func TestCache_ContentCoding(t *testing.T) {
 		c.Transport = headerRT{next: c.Transport, key: "Accept-Encoding", value: "identity"}
 		if err := c.Allow(context.Background(), mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
 			t.Fatalf("Allow = %v, want the gzipped file's rule", err)
+		}
+	})
+	t.Run("Deflate", func(t *testing.T) {
+		t.Parallel()
+		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "deflate")
+			zw := zlib.NewWriter(w)
+			io.WriteString(zw, "User-agent: *\nDisallow: /x\n")
+			zw.Close()
+		}))
+		c.Transport = headerRT{next: c.Transport, key: "Accept-Encoding", value: "identity"}
+		if err := c.Allow(context.Background(), mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatalf("Allow = %v, want the deflated file's rule", err)
 		}
 	})
 	t.Run("Unknown", func(t *testing.T) {
