@@ -15,9 +15,10 @@ type Rule string
 
 // The rules the auditor checks, one per kind of violation.
 const (
-	// RuleInterval: two request starts to one host closer than the policy's
-	// Interval, or than the host's robots.txt Crawl-delay when that is
-	// longer (unless the policy ignores Crawl-delay).
+	// RuleInterval: two request starts (see [Request.Start]) to one host
+	// closer than the policy's Interval, or than the host's robots.txt
+	// Crawl-delay when that is longer (unless the policy ignores
+	// Crawl-delay).
 	RuleInterval Rule = "interval"
 	// RuleInFlight: more than MaxInFlight requests in flight to one host.
 	RuleInFlight Rule = "in-flight"
@@ -94,8 +95,8 @@ type Policy struct {
 	ChallengeCooldown time.Duration
 	// Slack is a tolerance taken off every required gap (interval,
 	// Crawl-delay, cool-down), for clients that pace by their own send
-	// times: the web times arrivals, which network and handshake delays
-	// shift. 0: none.
+	// times: the web times arrivals (see [Request.Start]), which scheduling
+	// on a loaded machine can shift by milliseconds. 0: none.
 	Slack time.Duration
 	// Ignore lists rules not to check.
 	Ignore []Rule
@@ -171,7 +172,11 @@ func describe(r Request) string {
 	if r.Seq == 0 {
 		return "(no request)"
 	}
-	return "#" + strconv.Itoa(r.Seq) + " " + r.Method + " " + r.Target
+	s := "#" + strconv.Itoa(r.Seq) + " " + r.Method + " " + r.Target
+	if r.Conn != 0 {
+		s += " (conn " + strconv.Itoa(r.Conn) + ")"
+	}
+	return s
 }
 
 // Report is the auditor's verdict on the recorded traffic.
@@ -420,11 +425,11 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 				need, why = verdict.rules.crawlDelay, "Crawl-delay"
 			}
 			if need > 0 {
-				if gap := q.Arrived.Sub(prev.Arrived); gap < need-p.Slack {
+				if gap := startOf(q).Sub(startOf(prev)); gap < need-p.Slack {
 					o := *prev
-					add(Violation{Rule: RuleInterval, Host: host, Request: *q, Other: &o, At: q.Arrived,
-						NotBefore: prev.Arrived.Add(need),
-						Detail:    fmt.Sprintf("%v after the previous start, %s is %v", gap.Round(time.Microsecond), why, need)})
+					add(Violation{Rule: RuleInterval, Host: host, Request: *q, Other: &o, At: startOf(q),
+						NotBefore: startOf(prev).Add(need),
+						Detail:    fmt.Sprintf("started %v after the previous start, %s is %v", gap.Round(time.Microsecond), why, need)})
 				}
 			}
 			// In flight.
@@ -522,6 +527,14 @@ func agentFor(p Policy, ua string) string {
 		return p.RobotsAgent
 	}
 	return productToken(ua)
+}
+
+// startOf is r.Start, or r.Arrived for a record made without one.
+func startOf(r *Request) time.Time {
+	if r.Start.IsZero() {
+		return r.Arrived
+	}
+	return r.Start
 }
 
 // judgeRobots reads the robots.txt answer r for agent.

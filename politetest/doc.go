@@ -41,9 +41,14 @@
 // "*" and "$", Allow winning ties, Crawl-delay in seconds); it is not the
 // reference parser, and does not decode percent-escapes.
 //
-// Times are the web's wall-clock times of arrival: a request is judged to
-// start when its headers have been read, so a client that paces by its own
-// send times may see a first request on a new connection arrive late (after
-// the TLS handshake); [Policy.Slack] absorbs that. A [Scenario] builds a
-// whole web of hundreds of sites, deterministically, from a few numbers.
+// Times are the web's wall-clock times. A request starts when its headers
+// have been read, except the first request on a new connection, which
+// starts when the connection was accepted (so the TLS handshake does not
+// count against a client that paces its sends; see [Request.Start]);
+// [Policy.Slack] absorbs what scheduling on a loaded machine adds. Tests
+// that go through politetest state short intervals (say 20 ms) and the
+// auditor checks exactly what they state.
+//
+// A [Scenario] builds a whole web of hundreds of sites, deterministically,
+// from a few numbers.
 package politetest

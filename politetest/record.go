@@ -19,6 +19,13 @@ type Request struct {
 	// Arrived is when the request's headers had been read and the web began
 	// handling it (wall time, before any simulated latency).
 	Arrived time.Time
+	// Start is when the auditor counts the request as started: Arrived,
+	// except for the first request on a new connection, where it is the
+	// moment the web accepted that connection. So the TCP and TLS
+	// handshakes, which delay only the first request on a connection, do
+	// not count against a client that paces its sends. (A connection dialled
+	// ahead and left idle therefore counts from its opening: stricter.)
+	Start time.Time
 	// Finished is when the site's handler returned: the response has been
 	// written, aborted or cut. It is zero while the request is in flight.
 	Finished time.Time

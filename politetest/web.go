@@ -412,8 +412,12 @@ func (w *Web) begin(r *http.Request) *Request {
 	c, _ := r.Context().Value(connKey{}).(*Conn)
 	w.logMu.Lock()
 	rec.Seq = len(w.reqs) + 1
+	rec.Start = now
 	if c != nil {
 		rec.Conn = c.ID
+		if c.Requests == 0 && c.Opened.Before(now) {
+			rec.Start = c.Opened
+		}
 		c.Requests++
 		if c.Host == "" {
 			c.Host = rec.Host
