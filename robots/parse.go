@@ -116,8 +116,8 @@ func Parse(body []byte) *Rules {
 	}
 
 	var (
-		groups   []pgroup
-		agents   []pagent
+		groups   = make([]pgroup, 0, 8)
+		agents   = make([]pagent, 0, 16)
 		all      = make([]rule, 0, min(strings.Count(src, "\n")+1, 4096))
 		sitemaps []string
 		seen     map[string]bool // sitemaps, once there are many
@@ -186,14 +186,14 @@ func Parse(body []byte) *Rules {
 			if value == "" {
 				continue
 			}
-			if len(sitemaps) < smallSet {
+			if len(sitemaps) < manySitemaps {
 				if !slices.Contains(sitemaps, value) {
 					sitemaps = append(sitemaps, value)
 				}
 				continue
 			}
 			if seen == nil {
-				seen = make(map[string]bool, 2*smallSet)
+				seen = make(map[string]bool, 2*manySitemaps)
 				for _, sm := range sitemaps {
 					seen[sm] = true
 				}
@@ -305,8 +305,12 @@ func parseDelay(v string) (time.Duration, bool) {
 	return time.Duration(f * float64(time.Second)), true
 }
 
-// smallSet is the size up to which a linear scan beats a map.
-const smallSet = 16
+// smallSet is the number of agents up to which a linear scan beats a map,
+// manySitemaps the number of Sitemap lines.
+const (
+	smallSet     = 16
+	manySitemaps = 64
+)
 
 func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rules {
 	r := &Rules{sitemaps: sitemaps}
@@ -318,19 +322,48 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 	// merged[k] lists the groups naming agent k, when more than one does.
 	var merged map[int][]int
 	var order []int // keys of merged, in file order
-	for _, a := range agents {
+	// With many agents, an index by lower-cased name; the names are
+	// lower-cased into one string, so the keys cost one allocation.
+	var lower string
+	var offs []int
+	if len(agents) > smallSet {
+		n := 0
+		for _, a := range agents {
+			n += len(a.name)
+		}
+		buf := make([]byte, 0, n)
+		offs = make([]int, len(agents)+1)
+		for i, a := range agents {
+			offs[i] = len(buf)
+			for j := 0; j < len(a.name); j++ {
+				c := a.name[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+			}
+		}
+		offs[len(agents)] = len(buf)
+		lower = string(buf)
+	}
+	key := func(ai int) string { return lower[offs[ai]:offs[ai+1]] }
+	first := make([]int, 0, len(agents)) // first[k]: the index in agents of r.agents[k]
+	for ai, a := range agents {
 		k := r.findAgent(a.name)
 		if k < 0 {
 			r.agents = append(r.agents, agentSet{name: a.name, set: a.group})
+			if lower == "" {
+				continue
+			}
+			first = append(first, ai)
 			if len(r.agents) > smallSet {
 				if r.index == nil {
-					r.index = make(map[string]int, 2*len(r.agents))
-					for i, as := range r.agents {
-						r.index[strings.ToLower(as.name)] = i
+					r.index = make(map[string]int, len(agents))
+					for i := range r.agents {
+						r.index[key(first[i])] = i
 					}
-				} else {
-					r.index[strings.ToLower(a.name)] = len(r.agents) - 1
 				}
+				r.index[key(ai)] = len(r.agents) - 1
 			}
 			continue
 		}
