@@ -6,7 +6,9 @@
 // answering for any number of virtual sites such as "news-17.example". A
 // client reaches them with no DNS through [Web.Transport] or [Web.Client]
 // (or, for a client that builds its own transport, [Web.RootCAs],
-// [Web.DialContext] and [Web.LookupNetIP]). Nothing leaves loopback.
+// [Web.DialContext] and [Web.LookupNetIP]). Nothing leaves loopback: a name
+// that is not a site does not resolve, and http:// URLs reach a plain-HTTP
+// twin of the server that answers the same.
 //
 // Each [Site] serves, at its standard paths:
 //
@@ -31,10 +33,10 @@
 // The web records every request as it arrives ([Web.Requests]): time, host,
 // SNI, connection, method, target, every header as received, the answer's
 // status and headers, and when the answer finished. [Web.Audit] judges the
-// record against a stated [Policy] and returns a [Report] of [Violation]s,
-// one [Rule] each: interval and Crawl-delay, requests in flight, connections
-// open, robots.txt first and obeyed, announced cool-downs, headers, cookies
-// and User-Agent.
+// record against a stated [Policy] and returns a [Report] listing each
+// [Violation] under its [Rule]: interval and Crawl-delay, requests in flight,
+// connections open, robots.txt first and obeyed, announced cool-downs,
+// headers, cookies and User-Agent.
 //
 // The auditor's robots.txt reading is a referee's approximation of RFC 9309
 // (user-agent groups falling back to "*", longest-match Allow/Disallow with

@@ -195,6 +195,25 @@ func TestMisbehaviourOnTheWire(t *testing.T) {
 	}
 }
 
+// Hang holds the client until it gives up; the record shows no answer.
+func TestMisbehaviourHang(t *testing.T) {
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("hang.example")
+	s.Misbehave("/feed.xml", Behaviour{Kind: Hang})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL("/feed.xml"), nil)
+	if _, err := w.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the client's deadline", err)
+	}
+	for _, r := range w.Requests() {
+		if r.Status != 0 {
+			t.Errorf("hung request recorded with status %d", r.Status)
+		}
+	}
+}
+
 func checkChallenge(status int) func(t *testing.T, resp *http.Response, body []byte, err error) {
 	return func(t *testing.T, resp *http.Response, body []byte, err error) {
 		h := resp.Header

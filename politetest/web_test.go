@@ -73,6 +73,16 @@ func TestWebServesVirtualSitesOverTLS(t *testing.T) {
 	if reqs[0].Conn != reqs[1].Conn || reqs[2].Conn == reqs[1].Conn {
 		t.Fatalf("connections %d %d %d: want the first two shared, the third new", reqs[0].Conn, reqs[1].Conn, reqs[2].Conn)
 	}
+	// The first request on a connection starts when the connection was
+	// accepted (its handshake does not count); later ones when they arrive.
+	conns := w.Connections()
+	if len(conns) != 2 || conns[0].ID != reqs[0].Conn || conns[0].Host != "news-17.example" || conns[0].Requests != 2 || !conns[0].TLS {
+		t.Fatalf("connections %+v", conns)
+	}
+	if !reqs[0].Start.Equal(conns[0].Opened) || !reqs[0].Start.Before(reqs[0].Arrived) || !reqs[1].Start.Equal(reqs[1].Arrived) {
+		t.Fatalf("starts: first %v (opened %v, arrived %v), second %v (arrived %v)",
+			reqs[0].Start, conns[0].Opened, reqs[0].Arrived, reqs[1].Start, reqs[1].Arrived)
+	}
 }
 
 func TestWebResolvesAndDials(t *testing.T) {
