@@ -29,8 +29,10 @@ const (
 	// answered, disallows for the policy's agent.
 	RuleDisallowed Rule = "disallowed"
 	// RuleCooldown: a request to a host while a cool-down the host itself
-	// announced was running: a Retry-After on a 429 or 503, or a challenge
-	// page (then the policy's ChallengeCooldown).
+	// announced was running: a Retry-After (seconds, counted from when the
+	// answer finished, or an HTTP-date) on a 429 or 503, or a challenge page
+	// (an answer carrying "cf-mitigated: challenge", as [Challenge] serves;
+	// then the policy's ChallengeCooldown). robots.txt requests count too.
 	RuleCooldown Rule = "cooldown"
 	// RuleHeader: a request header outside the policy's AllowedHeaders.
 	RuleHeader Rule = "header"
