@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
 // Defaults for a [Policy] and a [Cache].
@@ -200,9 +200,9 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 	if !strings.EqualFold(u.Scheme, "https") {
 		return fmt.Errorf("%w: %s", ErrNotHTTPS, u.Redacted())
 	}
-	host := NormalizeHost(u.Host)
-	if host == "" {
-		return fmt.Errorf("robots: URL without a host: %s", u.Redacted())
+	host, err := hostkey.Normalize(u.Host)
+	if err != nil {
+		return fmt.Errorf("robots: %s: %w", u.Redacted(), err)
 	}
 	if isRobotsPath(u.EscapedPath()) {
 		return nil
@@ -271,12 +271,12 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 // Lookup returns the host's current entry, fetching robots.txt first when
 // it is not cached or has expired. Concurrent lookups of one host share
 // one fetch. Fetch failures are entries, not errors: the error is ctx's
-// (a done ctx starts no fetch) or an empty host's.
+// (a done ctx starts no fetch) or an invalid host's.
 func (c *Cache) Lookup(ctx context.Context, host string) (Entry, error) {
 	c.init()
-	host = NormalizeHost(host)
-	if host == "" {
-		return Entry{}, errors.New("robots: empty host")
+	host, err := hostkey.Normalize(host)
+	if err != nil {
+		return Entry{}, fmt.Errorf("robots: %w", err)
 	}
 	now := clock.Or(c.Clock).Now()
 	if e, ok, err := c.store.Get(ctx, host); err == nil && ok && now.Before(e.Expires) {
@@ -485,19 +485,14 @@ func discard(b io.ReadCloser) {
 	b.Close()
 }
 
-// NormalizeHost returns the cache key for a URL's host: lower case, the
-// default https port and a trailing dot removed.
+// NormalizeHost returns the cache key for a URL's host, the key every
+// per-host decision of politefetch uses (internal/hostkey): lower case, IDNA
+// A-labels, the default https port and a trailing dot removed, IPv6
+// literals bracketed. It returns "" for a host that is not valid.
 func NormalizeHost(h string) string {
-	h = strings.ToLower(h)
-	if host, port, err := net.SplitHostPort(h); err == nil {
-		host = strings.TrimSuffix(host, ".")
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]"
-		}
-		if port == "443" || port == "" {
-			return host
-		}
-		return host + ":" + port
+	k, err := hostkey.Normalize(h)
+	if err != nil {
+		return ""
 	}
-	return strings.TrimSuffix(h, ".")
+	return k
 }

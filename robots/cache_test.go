@@ -672,12 +672,17 @@ func TestCache_CrawlDelayAndSitemaps(t *testing.T) {
 	}
 }
 
-// TestCache_NotHTTPS: only https URLs are answered (V10).
+// TestCache_NotHTTPS: only https URLs with a valid host are answered (V10).
 func TestCache_NotHTTPS(t *testing.T) {
 	t.Parallel()
 	c := &robots.Cache{Transport: http.DefaultTransport}
 	if err := c.Allow(context.Background(), mustURL(t, "http://a.example/")); !errors.Is(err, robots.ErrNotHTTPS) {
 		t.Fatalf("Allow(http) = %v, want ErrNotHTTPS", err)
+	}
+	for _, u := range []*url.URL{{Scheme: "https", Path: "/x"}, {Scheme: "https", Host: "[::1].", Path: "/x"}} {
+		if err := c.Allow(context.Background(), u); err == nil || errors.Is(err, robots.ErrDisallowed) {
+			t.Errorf("Allow(%q) = %v, want an invalid-host error", u, err)
+		}
 	}
 }
 
@@ -685,7 +690,7 @@ func TestNormalizeHost(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"Example.COM": "example.com", "example.com.": "example.com", "example.com:443": "example.com",
-		"example.com.:443": "example.com", "example.com:8443": "example.com:8443", "[::1]:443": "[::1]", "[::1]:8443": "[::1]:8443", "[::1].": "[::1]",
+		"example.com.:443": "example.com", "example.com:8443": "example.com:8443", "[::1]:443": "[::1]", "[::1]:8443": "[::1]:8443", "[::1].": "", "bücher.example": "xn--bcher-kva.example", "": "", "a b": "",
 	} {
 		if got := robots.NormalizeHost(in); got != want {
 			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
