@@ -77,7 +77,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	var cfg demoConfig
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&cfg.sites, "sites", 36, "number of simulated sites")
+	fs.IntVar(&cfg.sites, "sites", 50, "number of simulated sites")
 	fs.IntVar(&cfg.articles, "articles", 5, "articles per site")
 	fs.Float64Var(&cfg.rude, "rude", 0.3, "share of rude sites (429, 503, challenge pages, 5xx robots.txt, disallowed sections)")
 	fs.Int64Var(&cfg.seed, "seed", 4, "scenario seed: the same seed builds the same web")
