@@ -2,8 +2,11 @@ package fetch
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
+
+	"github.com/politefetch/politefetch/internal/hostkey"
 
 	"github.com/politefetch/politefetch/provenance"
 )
@@ -15,6 +18,32 @@ type callInfo struct {
 	referer string  // for images (S7)
 	accept  string  // replaces the Identity's Accept when set
 	rec     *recorder
+
+	keyMu   sync.Mutex
+	keyHost string // the URL host of the last key computed, and its key
+	key     string
+}
+
+// hostKey returns the normalised key of u's host, remembered per Get so that the
+// layers of one hop compute it once.
+func hostKey(ctx context.Context, u *url.URL) (string, error) {
+	c := callFrom(ctx)
+	if c == nil {
+		return hostkey.FromURL(u)
+	}
+	c.keyMu.Lock()
+	defer c.keyMu.Unlock()
+	if c.keyHost == u.Host && c.key != "" && u.Scheme == "https" {
+		return c.key, nil
+	}
+	k, err := hostkey.FromURL(u)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme == "https" {
+		c.keyHost, c.key = u.Host, k
+	}
+	return k, nil
 }
 
 type callKey struct{}

@@ -459,7 +459,7 @@ func TestPacing_V7_CrawlDelayOnTheWire(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
 	s := web.Site("delay.example")
-	s.SetRobots(politetest.Robots{Body: "User-agent: *\nCrawl-delay: 0.05\n"})
+	s.SetRobots(politetest.Robots{Body: "User-agent: *\nCrawl-delay: 0.1\n"})
 	var paths []string
 	for range 4 {
 		paths = append(paths, s.AddArticle(politetest.Article{}).Path)
@@ -473,14 +473,16 @@ func TestPacing_V7_CrawlDelayOnTheWire(t *testing.T) {
 	}
 	reqs := web.Requests()
 	for i := 2; i < len(reqs); i++ {
-		// A few milliseconds of scheduling jitter separate our send from the
-		// server's arrival stamp: the auditor's Slack, 5 ms here.
-		if gap := reqs[i].Arrived.Sub(reqs[i-1].Arrived); gap < 45*time.Millisecond {
-			t.Errorf("requests %d and %d arrived %v apart, Crawl-delay is 50ms", i-1, i, gap)
+		// Scheduling jitter separates our send from the server's arrival stamp
+		// (tens of milliseconds on a loaded machine under -race): half the
+		// Crawl-delay as slack still tells a 100 ms Crawl-delay from the 5 ms
+		// interval. The pacer's exact timing is proven under synctest.
+		if gap := reqs[i].Arrived.Sub(reqs[i-1].Arrived); gap < 50*time.Millisecond {
+			t.Errorf("requests %d and %d arrived %v apart, Crawl-delay is 100ms", i-1, i, gap)
 		}
 	}
 	ap := auditPolicy(p)
-	ap.Slack = 5 * time.Millisecond
+	ap.Slack = 50 * time.Millisecond
 	if rep := web.Audit(ap); !rep.OK() {
 		t.Fatal(rep)
 	}

@@ -152,7 +152,9 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		Next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock, CheckOnly: true,
 			Next: &Identity{UserAgent: ua, Accept: p.Accept, Credential: p.Credential, Next: below}})}
 	c.chain = &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
-	c.hc = &http.Client{Transport: c.chain, CheckRedirect: c.checkRedirect, Timeout: p.Timeout}
+	// Get bounds each call with its own context deadline; the client handed out by
+	// HTTPClient carries the same bound as http.Client.Timeout.
+	c.hc = &http.Client{Transport: c.chain, CheckRedirect: c.checkRedirect}
 	return c, nil
 }
 
@@ -189,15 +191,15 @@ type admission struct {
 }
 
 func (a *admission) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := a.c.admit(req.URL, a.c.source(callFrom(req.Context()))); err != nil {
+	if err := a.c.admit(req.Context(), req.URL, a.c.source(callFrom(req.Context()))); err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	return a.next.RoundTrip(req)
 }
 
-func (c *Client) admit(u *url.URL, src *Source) error {
-	host, err := hostkey.FromURL(u)
+func (c *Client) admit(ctx context.Context, u *url.URL, src *Source) error {
+	host, err := hostKey(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -230,6 +232,7 @@ func (c *Client) Transport() http.RoundTripper { return c.chain }
 // the Client's state.
 func (c *Client) HTTPClient() *http.Client {
 	hc := *c.hc
+	hc.Timeout = c.policy.Timeout
 	return &hc
 }
 
@@ -292,7 +295,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if err := c.admit(u, src); err != nil {
+	if err := c.admit(ctx, u, src); err != nil {
 		return nil, err
 	}
 	u = Clean(u, c.policy.Tracking, src.Params)

@@ -1,17 +1,16 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
-	"github.com/politefetch/politefetch/internal/hostkey"
 	"github.com/politefetch/politefetch/robots"
 )
 
@@ -47,7 +46,7 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNoRobots
 	}
 	ctx := req.Context()
-	host, herr := hostkey.FromURL(req.URL)
+	host, herr := hostKey(ctx, req.URL)
 	if herr != nil {
 		closeBody(req)
 		return nil, herr
@@ -105,6 +104,8 @@ type LedgerGate struct {
 	Ledger    Ledger            // required
 	Clock     clock.Clock       // nil: real time
 	CheckOnly bool
+
+	pool sync.Pool // peek buffers
 }
 
 var errNoLedger = errors.New("fetch: LedgerGate has no Ledger")
@@ -129,7 +130,7 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	clk := clock.Or(g.Clock)
-	host, err := hostkey.FromURL(req.URL)
+	host, err := hostKey(ctx, req.URL)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -153,7 +154,7 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var prefix []byte
 	if resp.StatusCode != http.StatusNotModified && req.Method != http.MethodHead {
-		prefix, resp.Body = peek(resp.Body, backoff.ChallengePeek)
+		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
 	_, _ = g.Ledger.Observe(context.WithoutCancel(ctx), host, o, clk.Now())
@@ -162,8 +163,13 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // peek reads up to n bytes of body and returns them with a body that still yields
 // every byte. A read error is kept for the caller to meet after the prefix.
-func peek(body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
-	buf := make([]byte, n)
+func peek(pool *sync.Pool, body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
+	bp, _ := pool.Get().(*[]byte)
+	if bp == nil || cap(*bp) < n {
+		b := make([]byte, n)
+		bp = &b
+	}
+	buf := (*bp)[:n]
 	got := 0
 	var err error
 	for got < n && err == nil {
@@ -171,27 +177,36 @@ func peek(body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
 		k, err = body.Read(buf[got:])
 		got += k
 	}
-	buf = buf[:got]
-	pb := &peekedBody{r: bytes.NewReader(buf), rc: body}
+	pb := &peekedBody{buf: buf[:got], rc: body, pool: pool, bp: bp}
 	switch {
 	case err == io.EOF:
 		pb.eof = true
 	case err != nil:
 		pb.err = err
 	}
-	return buf, pb
+	return buf[:got], pb
 }
 
+// peekedBody yields the peeked prefix, then the rest of the body. The prefix's
+// buffer goes back to the pool once it has been read out, or at Close.
 type peekedBody struct {
-	r   *bytes.Reader
-	rc  io.ReadCloser
-	err error
-	eof bool
+	buf  []byte
+	off  int
+	rc   io.ReadCloser
+	err  error
+	eof  bool
+	pool *sync.Pool
+	bp   *[]byte
 }
 
 func (b *peekedBody) Read(p []byte) (int, error) {
-	if b.r.Len() > 0 {
-		return b.r.Read(p)
+	if b.off < len(b.buf) {
+		n := copy(p, b.buf[b.off:])
+		b.off += n
+		if b.off == len(b.buf) {
+			b.recycle()
+		}
+		return n, nil
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -202,4 +217,15 @@ func (b *peekedBody) Read(p []byte) (int, error) {
 	return b.rc.Read(p)
 }
 
-func (b *peekedBody) Close() error { return b.rc.Close() }
+func (b *peekedBody) recycle() {
+	if b.bp != nil {
+		b.buf, b.off = nil, 0
+		b.pool.Put(b.bp)
+		b.bp = nil
+	}
+}
+
+func (b *peekedBody) Close() error {
+	b.recycle()
+	return b.rc.Close()
+}

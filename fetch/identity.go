@@ -2,8 +2,6 @@ package fetch
 
 import (
 	"net/http"
-
-	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
 // Identity is the layer that sets the request headers, and only them (V9, S1, D3):
@@ -51,7 +49,7 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		cred = &call.source.Credential
 	}
 	if cred.Header != "" && len(cred.Hosts) > 0 {
-		if k, err := hostkey.FromURL(r.URL); err == nil && hostIn(k, cred.Hosts) {
+		if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
 			h.Set(cred.Header, cred.Value)
 		}
 	}

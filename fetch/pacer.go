@@ -80,10 +80,10 @@ func (p *Pacer) draw() time.Duration {
 
 // Key returns the pacing key of u: its normalised host, or its registrable domain
 // when PerSite is set.
-func (p *Pacer) Key(u *url.URL) (string, error) { return pacingKey(u, p.PerSite) }
+func (p *Pacer) Key(u *url.URL) (string, error) { return pacingKey(context.Background(), u, p.PerSite) }
 
-func pacingKey(u *url.URL, perSite bool) (string, error) {
-	k, err := hostkey.FromURL(u)
+func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
+	k, err := hostKey(ctx, u)
 	if err != nil {
 		return "", err
 	}
@@ -208,7 +208,7 @@ func (p *Pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
-	key, err := pacingKey(req.URL, p.PerSite)
+	key, err := pacingKey(req.Context(), req.URL, p.PerSite)
 	if err != nil {
 		closeBody(req)
 		return nil, err

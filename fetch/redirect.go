@@ -3,8 +3,6 @@ package fetch
 import (
 	"net/http"
 	"strings"
-
-	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
 // checkRedirect is the Client's redirect policy (V10, V9b, S7): at most the
@@ -20,7 +18,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 		limit = c.policy.ImageMaxRedirects
 	}
 	limit = max(limit, 0)
-	host, err := hostkey.FromURL(req.URL)
+	host, err := hostKey(req.Context(), req.URL)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/netguard"
@@ -86,6 +87,8 @@ type tracedConn struct {
 	handshakeAt time.Time
 	dns, tcp    time.Duration
 	handshake   time.Duration
+	state       *tls.ConnectionState // after the handshake; nil for plain http
+	hop         provenance.Hop       // the connection's part of every hop it carries
 }
 
 type dnsTimeKey struct{}
@@ -143,6 +146,9 @@ func dialTLS(ctx context.Context, d *netguard.Dialer, roots *x509.CertPool, netw
 	tc.handshake = time.Since(start)
 	tc.handshakeAt = time.Now().UTC()
 	tc.Conn, tc.tls = conn, conn
+	cs := conn.ConnectionState()
+	tc.state = &cs
+	tc.hop = provenance.HopFromTLS(nil, 0, "", tc.ip, tc.state, tc.handshakeAt)
 	return tc, nil
 }
 
@@ -175,28 +181,24 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	var cs *tls.ConnectionState
-	if conn != nil && conn.tls != nil {
-		s := conn.tls.ConnectionState()
-		cs = &s
-		if resp.TLS == nil {
-			resp.TLS = cs
-		}
+	if conn != nil && resp.TLS == nil {
+		resp.TLS = conn.state // shared by the responses of one connection: read only
 	}
 	if rec := recorderFrom(ctx); rec != nil {
 		var t Timings
-		var ip netip.Addr
-		var at time.Time
+		var hop provenance.Hop
 		if conn != nil {
-			ip, at = conn.ip, conn.handshakeAt
+			hop = conn.hop
+			hop.Chain = slices.Clone(hop.Chain)
 			if !reused {
 				t.DNS, t.Connect, t.TLS = conn.dns, conn.tcp, conn.handshake
 			}
 		}
+		hop.URL, hop.Status, hop.Location = req.URL.String(), resp.StatusCode, resp.Header.Get("Location")
 		if !wrote.IsZero() && !first.IsZero() {
 			t.FirstByte = first.Sub(wrote)
 		}
-		rec.addHop(provenance.HopFromTLS(req.URL, resp.StatusCode, resp.Header.Get("Location"), ip, cs, at), t)
+		rec.addHop(hop, t)
 	}
 	return resp, nil
 }
