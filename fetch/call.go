@@ -18,6 +18,7 @@ type callInfo struct {
 	referer string  // for images (S7)
 	accept  string  // replaces the Identity's Accept when set
 	rec     *recorder
+	wrote   *paceSlot // the slot of the hop in flight: its write moves the pacer's start
 
 	keyMu   sync.Mutex
 	keyHost string // the URL host of the last key computed, and its key

@@ -16,7 +16,6 @@ import (
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
-	"github.com/politefetch/politefetch/internal/hostkey"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/robots"
 )
@@ -295,15 +294,17 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	if err != nil {
 		return nil, err
 	}
+	ctx = withCall(ctx, call)
 	if err := c.admit(ctx, u, src); err != nil {
 		return nil, err
 	}
 	u = Clean(u, c.policy.Tracking, src.Params)
-	if k, err := hostkey.FromURL(u); err == nil {
+	if k, err := hostKey(ctx, u); err == nil {
 		u.Host = k // one host, one key: the wire carries the normalised name
+		call.keyHost, call.key = k, k
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(withCall(ctx, call), c.policy.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

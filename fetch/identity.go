@@ -27,7 +27,8 @@ type Identity struct {
 func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	call := callFrom(ctx)
-	r := req.Clone(ctx)
+	r := new(http.Request) // a shallow copy: every field this layer changes is replaced, not modified
+	*r = *req
 	r.Close = false
 	h := make(http.Header, 4)
 	ua := id.UserAgent

@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
@@ -98,13 +99,33 @@ func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 // calls do nothing) and how long it waited. min lengthens the interval before this
 // request (a Crawl-delay). It returns ctx.Err() if ctx ends first.
 func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
+	s, waited, err := p.wait(ctx, key, min)
+	if err != nil {
+		return nil, waited, err
+	}
+	return s.release, waited, nil
+}
+
+// paceSlot is one granted in-flight slot.
+type paceSlot struct {
+	p    *Pacer
+	key  string
+	done atomic.Bool
+}
+
+func (s *paceSlot) release() {
+	if s.done.CompareAndSwap(false, true) {
+		s.p.release(s.key)
+	}
+}
+
+func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (*paceSlot, time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
 	_, _, n := p.limits()
-	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
 
 	p.mu.Lock()
 	if p.hosts == nil {
@@ -116,23 +137,25 @@ func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (releas
 		st = &paceState{}
 		p.hosts[key] = st
 	}
+	// Fast path: nobody waiting, a slot free, the interval over.
+	if len(st.queue) == 0 && st.inflight < n && (st.last.IsZero() || !start.Before(st.last.Add(max(st.gap, min)))) {
+		p.grantLocked(st, start, min)
+		p.mu.Unlock()
+		return &paceSlot{p: p, key: key}, 0, nil
+	}
+	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
 	st.queue = append(st.queue, w)
 	for {
 		var timer <-chan time.Time
 		if st.queue[0] == w && st.inflight < n {
 			now := clk.Now()
-			gap := max(st.gap, w.min)
-			ready := st.last.Add(gap)
+			ready := st.last.Add(max(st.gap, w.min))
 			if st.last.IsZero() || !now.Before(ready) {
 				st.queue = st.queue[1:]
-				st.inflight++
-				st.last = now
-				st.gap = p.draw()
-				st.maxMin = max(st.maxMin, w.min)
+				p.grantLocked(st, now, w.min)
 				p.wakeHeadLocked(st)
 				p.mu.Unlock()
-				var once sync.Once
-				return func() { once.Do(func() { p.release(key) }) }, now.Sub(start), nil
+				return &paceSlot{p: p, key: key}, now.Sub(start), nil
 			}
 			timer = clk.After(ready.Sub(now))
 		}
@@ -156,6 +179,13 @@ func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (releas
 		}
 		p.mu.Lock()
 	}
+}
+
+func (p *Pacer) grantLocked(st *paceState, now time.Time, min time.Duration) {
+	st.inflight++
+	st.last = now
+	st.gap = p.draw()
+	st.maxMin = max(st.maxMin, min)
 }
 
 func (p *Pacer) wakeHeadLocked(st *paceState) {
@@ -208,29 +238,37 @@ func (p *Pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
-	key, err := pacingKey(req.Context(), req.URL, p.PerSite)
+	ctx := req.Context()
+	key, err := pacingKey(ctx, req.URL, p.PerSite)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	ctx := req.Context()
-	release, waited, err := p.Wait(ctx, key, minGapFrom(ctx))
-	if rec := recorderFrom(ctx); rec != nil {
-		rec.addWait(waited)
+	slot, waited, err := p.wait(ctx, key, minGapFrom(ctx))
+	call := callFrom(ctx)
+	if call != nil && call.rec != nil {
+		call.rec.addWait(waited)
 	}
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	// The interval counts from the moment the request is on the wire, not from the
-	// grant: a new connection's handshake must not eat into the next interval.
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { p.markStart(key) }}
-	resp, err := next(nextRT).RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	// grant: a new connection's handshake must not eat into the next interval. In a
+	// Client's chain the hop recorder reports the write; on its own the Pacer
+	// traces it.
+	if call != nil {
+		call.wrote = slot
+	} else {
+		trace := &httptrace.ClientTrace{WroteHeaders: func() { p.markStart(key) }}
+		req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
+	}
+	resp, err := next(nextRT).RoundTrip(req)
 	if err != nil {
-		release()
+		slot.release()
 		return nil, err
 	}
-	resp.Body = &releaseBody{rc: resp.Body, release: release}
+	resp.Body = &releaseBody{rc: resp.Body, slot: slot}
 	return resp, nil
 }
 
@@ -248,21 +286,21 @@ func (p *Pacer) markStart(key string) {
 // releaseBody gives the in-flight slot back at EOF, at the first read error, or at
 // Close, whichever comes first.
 type releaseBody struct {
-	rc      io.ReadCloser
-	release func()
+	rc   io.ReadCloser
+	slot *paceSlot
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.release()
+		b.slot.release()
 	}
 	return n, err
 }
 
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.release()
+	b.slot.release()
 	return err
 }
 

@@ -152,6 +152,15 @@ func dialTLS(ctx context.Context, d *netguard.Dialer, roots *x509.CertPool, netw
 	return tc, nil
 }
 
+// hopTrace is what one request's trace learns.
+type hopTrace struct {
+	call         *callInfo
+	conn         *tracedConn
+	reused       bool
+	wrote, first time.Time
+	ct           httptrace.ClientTrace
+}
+
 // hopRecorder is the bottom layer of a Client's chain: it records every request
 // that reached the wire as a provenance.Hop with its timings, fills resp.TLS, and
 // turns a refused address into a *RefusedError with Reason BlockedAddr.
@@ -161,18 +170,23 @@ type hopRecorder struct {
 
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	var conn *tracedConn
-	var reused bool
-	var wrote, first time.Time
-	trace := &httptrace.ClientTrace{
+	ht := &hopTrace{call: callFrom(ctx)}
+	ht.ct = httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
-			conn, _ = i.Conn.(*tracedConn)
-			reused = i.Reused
+			ht.conn, _ = i.Conn.(*tracedConn)
+			ht.reused = i.Reused
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { wrote = time.Now() },
-		GotFirstResponseByte: func() { first = time.Now() },
+		WroteHeaders: func() {
+			if ht.call != nil && ht.call.wrote != nil {
+				s := ht.call.wrote
+				s.p.markStart(s.key)
+			}
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { ht.wrote = time.Now() },
+		GotFirstResponseByte: func() { ht.first = time.Now() },
 	}
-	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	if err != nil {
 		var be *netguard.BlockedError
 		if errors.As(err, &be) {
