@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"net/http"
+	"sync"
 )
 
 // Identity is the layer that sets the request headers, and only them (V9, S1, D3):
@@ -20,6 +21,30 @@ type Identity struct {
 	UserAgent  string            // the full User-Agent, see Policy.UserAgent
 	Accept     string            // empty: DefaultAccept
 	Credential Credential        // replaced per call by a Get's Source
+
+	once sync.Once
+	vals identityValues
+}
+
+// identityValues are the header values every request shares: made once, never
+// modified (layers below replace a header's values; they never edit them).
+type identityValues struct {
+	ua, accept, identity []string
+}
+
+func (id *Identity) values() *identityValues {
+	id.once.Do(func() {
+		ua := id.UserAgent
+		if ua == "" {
+			ua = " " // never let Go's transport add its own
+		}
+		accept := id.Accept
+		if accept == "" {
+			accept = DefaultAccept
+		}
+		id.vals = identityValues{ua: []string{ua}, accept: []string{accept}, identity: []string{"identity"}}
+	})
+	return &id.vals
 }
 
 // RoundTrip sends a clone of req carrying exactly the identity headers. req is not
@@ -30,21 +55,14 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := new(http.Request) // a shallow copy: every field this layer changes is replaced, not modified
 	*r = *req
 	r.Close = false
+	v := id.values()
 	h := make(http.Header, 4)
-	ua := id.UserAgent
-	if ua == "" {
-		ua = " " // never let Go's transport add its own
-	}
-	h["User-Agent"] = []string{ua}
-	accept := id.Accept
+	h["User-Agent"] = v.ua
+	h["Accept"] = v.accept
 	if call != nil && call.accept != "" {
-		accept = call.accept
+		h["Accept"] = []string{call.accept}
 	}
-	if accept == "" {
-		accept = DefaultAccept
-	}
-	h["Accept"] = []string{accept}
-	h["Accept-Encoding"] = []string{"identity"}
+	h["Accept-Encoding"] = v.identity
 	cred := &id.Credential
 	if call != nil && call.source != nil {
 		cred = &call.source.Credential

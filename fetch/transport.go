@@ -177,12 +177,12 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			ht.reused = i.Reused
 		},
 		WroteHeaders: func() {
+			ht.wrote = time.Now()
 			if ht.call != nil && ht.call.wrote != nil {
 				s := ht.call.wrote
 				s.p.markStart(s.key)
 			}
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { ht.wrote = time.Now() },
 		GotFirstResponseByte: func() { ht.first = time.Now() },
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
