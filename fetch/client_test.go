@@ -32,6 +32,11 @@ func TestGet_V12_CompleteArticleWithProof(t *testing.T) {
 	if got, want := res.Proof.Hops[0].ConnectedIP, "127.0.0.1"; got != want {
 		t.Fatalf("connected IP %q, want %q", got, want)
 	}
+	if tm := res.Timings; tm.FirstByte <= 0 || tm.Total < tm.FirstByte || tm.Wait <= 0 {
+		// Wait > 0: the article waited its interval after robots.txt, whose
+		// request opened the connection (so DNS, Connect and TLS are robots.txt's).
+		t.Fatalf("timings %+v", tm)
+	}
 	if rep := web.Audit(auditPolicy(p)); !rep.OK() {
 		t.Fatal(rep)
 	}

@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -71,4 +73,9 @@ func auditPolicy(p Policy) politetest.Policy {
 		ap.AllowedHeaders = append(ap.AllowedHeaders, p.Credential.Header)
 	}
 	return ap
+}
+
+func readTestdata(name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	return string(b), err
 }
