@@ -367,9 +367,6 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	return res, nil
 }
 
-// ErrCorrupt reports a compressed body that is not valid.
-var ErrCorrupt = errors.New("fetch: corrupt compressed body")
-
 // bodyError maps the decoder's error to this package's sentinels, keeping the cause.
 func bodyError(err error) error {
 	var s error

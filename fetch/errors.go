@@ -63,6 +63,7 @@ var (
 	ErrUnknownCoding   = errors.New("fetch: unknown content-coding")
 	ErrWireTooLarge    = errors.New("fetch: body exceeds the wire byte limit")
 	ErrDecodedTooLarge = errors.New("fetch: decoded body exceeds the byte limit")
+	ErrCorrupt         = errors.New("fetch: corrupt compressed body")
 )
 
 func (r Reason) sentinel() error {
