@@ -56,6 +56,7 @@ type options struct {
 	ledgerStore backoff.Store
 	onEvent     func(backoff.Event)
 	dnsTTL      time.Duration
+	schedule    Schedule
 }
 
 // WithClock sets the clock of the pacer, the ledger and the robots cache (tests
@@ -100,6 +101,10 @@ func WithRobotsStore(s robots.Store) Option { return func(o *options) { o.robots
 // in-memory store.
 func WithLedgerStore(s backoff.Store) Option { return func(o *options) { o.ledgerStore = s } }
 
+// WithSchedule shares pacing with other processes through s (P1): every start is
+// reserved in it. Default: pacing holds within this Client.
+func WithSchedule(s Schedule) Option { return func(o *options) { o.schedule = s } }
+
 // WithLedgerEvents sets a callback for every ledger event (metrics).
 func WithLedgerEvents(f func(backoff.Event)) Option { return func(o *options) { o.onEvent = f } }
 
@@ -125,7 +130,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	})
 	bottom := &hopRecorder{next: c.base}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: o.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
-	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock}
+	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	ua := p.UserAgent()
 
 	// robots.txt requests: ledger gate, pacer, identity, base — never validators,

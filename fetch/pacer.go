@@ -38,6 +38,10 @@ type Pacer struct {
 	InFlight    int               // 0: DefaultInFlight
 	PerSite     bool              // key by registrable domain instead of host
 	Clock       clock.Clock       // nil: real time
+	// Schedule, when set, is consulted after the local grant: every start is
+	// reserved in it, so Pacers of several processes sharing it keep the
+	// interval between them (P1). nil: pacing holds within this Pacer only.
+	Schedule Schedule
 
 	mu    sync.Mutex
 	hosts map[string]*paceState
@@ -120,6 +124,34 @@ func (s *paceSlot) release() {
 }
 
 func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (*paceSlot, time.Duration, error) {
+	s, waited, err := p.waitLocal(ctx, key, min)
+	if err != nil || p.Schedule == nil {
+		return s, waited, err
+	}
+	// The shared schedule: reserve this start among every process's, and wait
+	// for it holding the local slot.
+	clk := clock.Or(p.Clock)
+	now := clk.Now()
+	lo, _, _ := p.limits()
+	start, err := p.Schedule.Reserve(ctx, key, now, max(lo, min))
+	if err != nil {
+		s.release()
+		return nil, waited, err
+	}
+	if d := start.Sub(now); d > 0 {
+		select {
+		case <-clk.After(d):
+		case <-ctx.Done():
+			s.release()
+			return nil, waited + clk.Now().Sub(now), ctx.Err()
+		}
+		waited += d
+		p.markStart(key)
+	}
+	return s, waited, nil
+}
+
+func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (*paceSlot, time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {

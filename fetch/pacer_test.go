@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -162,5 +163,44 @@ func TestPacer_IdleStateReleased(t *testing.T) {
 			}
 		}
 		t.Fatalf("pacer still holds %d hosts", p.Hosts())
+	})
+}
+
+// TestPacer_P1_SharedScheduleAcrossProcesses: two Pacers (two processes) sharing
+// one Schedule keep the host's interval between their requests (P1).
+func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := &MemorySchedule{}
+		a := &Pacer{Interval: time.Second, Schedule: shared}
+		b := &Pacer{Interval: time.Second, Schedule: shared}
+		ctx := context.Background()
+		t0 := time.Now()
+		var mu sync.Mutex
+		var starts []time.Duration
+		var wg sync.WaitGroup
+		for _, p := range []*Pacer{a, b, a, b, a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, _, err := p.Wait(ctx, "shared.example", 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				starts = append(starts, time.Since(t0))
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				r()
+			}()
+			synctest.Wait()
+		}
+		wg.Wait()
+		slices.Sort(starts)
+		for i, s := range starts {
+			if want := time.Duration(i) * time.Second; s != want {
+				t.Fatalf("start %d at %v, want %v (all: %v)", i, s, want, starts)
+			}
+		}
 	})
 }

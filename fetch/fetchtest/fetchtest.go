@@ -1,6 +1,6 @@
 // Package fetchtest checks implementations of the fetch package's pluggable state.
 // A store for validators (Redis, SQLite, …) passes Run before it is trusted with
-// conditional GET:
+// conditional GET, and a shared pacing schedule passes RunSchedule:
 //
 //	func TestMyStore(t *testing.T) {
 //		fetchtest.Run(t, func(t *testing.T) fetch.Store { return newMyStore(t) })
@@ -10,8 +10,10 @@ package fetchtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/politefetch/politefetch/fetch"
 )
@@ -90,5 +92,64 @@ func Run(t *testing.T, newStore func(t *testing.T) fetch.Store) {
 			}()
 		}
 		wg.Wait()
+	})
+}
+
+// RunSchedule checks that the schedules newSchedule makes behave as a
+// [fetch.Schedule] must: a first reservation starts now; each later one for the
+// same key starts at least gap after the previous one; keys are independent;
+// concurrent reservations for one key get distinct starts at least gap apart.
+// Each subtest gets its own schedule from newSchedule.
+func RunSchedule(t *testing.T, newSchedule func(t *testing.T) fetch.Schedule) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t.Run("Spacing", func(t *testing.T) {
+		s := newSchedule(t)
+		for i, tc := range []struct {
+			now  time.Time
+			gap  time.Duration
+			want time.Time
+		}{
+			{t0, time.Second, t0},                                                  // first: now
+			{t0, time.Second, t0.Add(time.Second)},                                 // one gap after
+			{t0.Add(500 * time.Millisecond), time.Second, t0.Add(2 * time.Second)}, // queued behind
+			{t0.Add(10 * time.Second), time.Second, t0.Add(10 * time.Second)},      // idle since: now
+			{t0.Add(10 * time.Second), 3 * time.Second, t0.Add(13 * time.Second)},  // a longer gap
+		} {
+			got, err := s.Reserve(ctx, "a.example", tc.now, tc.gap)
+			if err != nil || !got.Equal(tc.want) {
+				t.Fatalf("reservation %d: %v, %v; want %v", i, got, err, tc.want)
+			}
+		}
+		if got, _ := s.Reserve(ctx, "b.example", t0, time.Second); !got.Equal(t0) {
+			t.Fatalf("another key waited: %v", got)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		s := newSchedule(t)
+		var mu sync.Mutex
+		var starts []time.Time
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := s.Reserve(ctx, "c.example", t0, time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				starts = append(starts, st)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d < time.Second {
+				t.Fatalf("starts %d and %d only %v apart", i-1, i, d)
+			}
+		}
 	})
 }
