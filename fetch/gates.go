@@ -157,7 +157,8 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
-	_, _ = g.Ledger.Observe(ctx, host, o, clk.Now())
+	// A refusal is recorded even if the caller gives up at this very moment.
+	_, _ = g.Ledger.Observe(context.WithoutCancel(ctx), host, o, clk.Now())
 	return resp, nil
 }
 
