@@ -509,9 +509,16 @@ func TestHostKey_P1_OneHostOneKey(t *testing.T) {
 			t.Errorf("final URL %s, want %s", res.FinalURL, want)
 		}
 	}
+	// An internationalised name is asked for by its A-label.
+	idn := web.Site("xn--bcher-kva.example")
+	ia := idn.AddArticle(politetest.Article{})
+	res, err := c.Get(context.Background(), "https://BÜCHER.example"+ia.Path)
+	if err != nil || res.FinalURL != "https://xn--bcher-kva.example"+ia.Path {
+		t.Fatalf("IDN: %v, %v", res, err)
+	}
 	robotsReads := 0
 	for _, r := range web.Requests() {
-		if r.Path == "/robots.txt" {
+		if r.Path == "/robots.txt" && r.Host == "onekey.example" {
 			robotsReads++
 		}
 	}
