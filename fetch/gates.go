@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/decode"
 	"github.com/politefetch/politefetch/robots"
 )
 
@@ -89,8 +91,9 @@ type Ledger interface {
 // LedgerGate is the layer that keeps a host's refusals (S4, D5, V12): a request to
 // a host that is cooling down, or suspended for this kind, gets a *[RefusedError]
 // (Reason Cooldown or Suspended, with Until) and nothing is sent; every response is
-// shown to the ledger — status, Retry-After and the first backoff.ChallengePeek
-// bytes of the body, which the caller still reads in full — before it is returned.
+// shown to the ledger — status, Retry-After and, for a denial status or a page
+// (HTML, text, no media type), the first backoff.ChallengePeek bytes of the body,
+// which the caller still reads in full — before it is returned.
 // A response is never turned into an error: a 429 comes back as a 429.
 //
 // With CheckOnly set the gate only checks cool-downs (not suspensions, not
@@ -153,13 +156,28 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	var prefix []byte
-	if resp.StatusCode != http.StatusNotModified && req.Method != http.MethodHead {
+	if mayBeChallenge(resp) && req.Method != http.MethodHead {
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
 	// A refusal is recorded even if the caller gives up at this very moment.
 	_, _ = g.Ledger.Observe(context.WithoutCancel(ctx), host, o, clk.Now())
 	return resp, nil
+}
+
+// mayBeChallenge reports whether a response's body is worth showing to the
+// challenge detector: a denial status, or a page (HTML, text, or no media type at
+// all). Feeds, JSON, images and 304s are never challenge interstitials, whose
+// header markers the ledger still sees.
+func mayBeChallenge(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return false
+	case http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	}
+	mt, ok := decode.MediaType(resp.Header)
+	return !ok || strings.HasPrefix(mt, "text/") || mt == "application/xhtml+xml"
 }
 
 // peek reads up to n bytes of body and returns them with a body that still yields
