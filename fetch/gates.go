@@ -12,7 +12,6 @@ import (
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
-	"github.com/politefetch/politefetch/internal/decode"
 	"github.com/politefetch/politefetch/robots"
 )
 
@@ -176,8 +175,13 @@ func mayBeChallenge(resp *http.Response) bool {
 	case http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	}
-	mt, ok := decode.MediaType(resp.Header)
-	return !ok || strings.HasPrefix(mt, "text/") || mt == "application/xhtml+xml"
+	ct := strings.TrimSpace(resp.Header.Get("Content-Type"))
+	return ct == "" || hasPrefixFold(ct, "text/") || hasPrefixFold(ct, "application/xhtml+xml") ||
+		!strings.Contains(ct, "/") // no usable media type
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // peek reads up to n bytes of body and returns them with a body that still yields
