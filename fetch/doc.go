@@ -37,6 +37,14 @@
 // sentinel (errors.Is(err, fetch.ErrCooldown)). A refusal the server makes is a
 // [Result] the ledger has already learned from.
 //
+// Pacing holds across every goroutine of a Client; with a shared [Schedule]
+// ([WithSchedule]) it holds across processes too (P1). Per-URL validators live
+// behind [Store]; fetchtest checks other implementations of both.
+//
 // Time comes from an injectable clock ([WithClock]); every wait ends with its
 // context.
+//
+// Benchmarks (go test -run '^$' -bench . ./fetch/; Schedule and IdleHostMemory
+// with -benchtime=1x) measure the chain against a bare http.Transport, the schedule
+// efficiency of 500 hosts × 20 requests at 1 s, and the bytes held per idle host.
 package fetch
