@@ -8,5 +8,11 @@
 // one budget. [Site] groups hosts by registrable domain (eTLD+1) for policies
 // that pace "per site".
 //
+// A host that is already its own key (a lower-case ASCII DNS name without
+// port or trailing dot, or a canonical IPv4 literal) is returned as is
+// without allocating, since the fetch chain normalises every request's host:
+//
+//	go test -run='^$' -bench=Normalize -benchmem ./internal/hostkey/
+//
 // Every function is pure and safe for concurrent use.
 package hostkey

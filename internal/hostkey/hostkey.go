@@ -45,6 +45,9 @@ func Normalize(host string) (string, error) {
 // and wss, 80 for http and ws). A bare IPv6 literal without brackets is
 // accepted. Errors match [ErrInvalidHost].
 func NormalizeScheme(scheme, host string) (string, error) {
+	if isKeyName(host) {
+		return host, nil // already a key: no port, nothing to change
+	}
 	name, port, err := split(host)
 	if err != nil {
 		return "", err
@@ -145,6 +148,15 @@ func split(host string) (name, port string, err error) {
 // normalizeName normalises a host without port; input is the original
 // authority, for errors.
 func normalizeName(input, name string) (string, error) {
+	if isKeyName(name) {
+		return name, nil
+	}
+	return slowName(input, name)
+}
+
+// slowName is normalizeName without the fast path for names that are
+// already keys.
+func slowName(input, name string) (string, error) {
 	if strings.HasPrefix(name, "[") {
 		a, err := netip.ParseAddr(name[1 : len(name)-1])
 		if err != nil || !a.Is6() {
@@ -159,8 +171,14 @@ func normalizeName(input, name string) (string, error) {
 		}
 		return "[" + a.WithZone("").String() + "]", nil
 	}
-	if a, err := netip.ParseAddr(name); err == nil && a.Is4() {
-		return a.String(), nil
+	// Only digits and dots can parse as an address here (no ':'); checking
+	// first spares every other name the error netip.ParseAddr allocates.
+	if isDigitsDots(name) {
+		if a, err := netip.ParseAddr(name); err == nil && a.Is4() {
+			// ParseAddr takes only four decimal fields without leading
+			// zeros, which is a.String() already.
+			return name, nil
+		}
 	}
 	if !isASCII(name) {
 		ascii, err := idna.Lookup.ToASCII(name)
@@ -231,6 +249,47 @@ func isIPv4(name string) bool {
 	}
 	for i := 0; i < len(last); i++ {
 		if last[i] < '0' || last[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isKeyName reports whether s is already a key of a host name without a
+// port: a valid lower-case ASCII DNS name (letters, digits, '-', '_' and
+// '.', as [checkDNSName] accepts) with no trailing dot that cannot be read
+// as an IPv4 address. Normalising such a name gives the name itself, so the
+// callers return it without allocating. It is one pass over s.
+func isKeyName(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	start := 0 // of the current label
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			n := i - start
+			if n == 0 || n > 63 || s[start] == '-' || s[i-1] == '-' {
+				return false
+			}
+			start = i + 1
+			continue
+		}
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return !isIPv4(s)
+}
+
+// isDigitsDots reports whether s is non-empty and only ASCII digits and
+// dots: the only names (without ':') netip.ParseAddr may accept.
+func isDigitsDots(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '.' && (c < '0' || c > '9') {
 			return false
 		}
 	}
