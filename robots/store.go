@@ -99,20 +99,26 @@ type memItem struct {
 
 // Get returns the host's entry.
 func (s *MemoryStore) Get(_ context.Context, host string) (Entry, bool, error) {
-	now := clock.Or(s.Clock).Now()
+	e, ok := s.get(host, clock.Or(s.Clock).Now())
+	return e, ok, nil
+}
+
+// get is Get at the time now, for a Cache that has just read the same
+// clock.
+func (s *MemoryStore) get(host string, now time.Time) (Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el, ok := s.m[host]
 	if !ok {
-		return Entry{}, false, nil
+		return Entry{}, false
 	}
 	it := el.Value.(*memItem)
 	if now.After(it.e.Expires.Add(s.retain())) {
 		s.evict(el)
-		return Entry{}, false, nil
+		return Entry{}, false
 	}
 	s.l.MoveToFront(el)
-	return it.e, true, nil
+	return it.e, true
 }
 
 // Put stores the host's entry, evicting the least recently used ones beyond

@@ -155,6 +155,70 @@ func BenchmarkCacheHit(b *testing.B) {
 	}
 }
 
+// BenchmarkCacheHitGate is what fetch.RobotsGate asks per request of a
+// cached host: Allow, then CrawlDelay.
+func BenchmarkCacheHitGate(b *testing.B) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Host: "a.example", Path: "/page"}
+	if err := c.Allow(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Allow(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+		if d, ok := c.CrawlDelay(ctx, u.Host); !ok || d != time.Second {
+			b.Fatal("no Crawl-delay")
+		}
+	}
+}
+
+// BenchmarkCacheHitQuery is Allow on a cached host for a URL with a query,
+// whose request URI is put together (one allocation).
+func BenchmarkCacheHitQuery(b *testing.B) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Host: "a.example", Path: "/page", RawQuery: "id=42&lang=en"}
+	if err := c.Allow(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Allow(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCacheHitDoesNotAllocate pins the per-request cost of a cached host:
+// Allow and CrawlDelay for an already-normal host and a path without a
+// query make no allocation (the host key is computed once per call, and
+// hostkey's fast path returns such a host as is).
+func TestCacheHitDoesNotAllocate(t *testing.T) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Host: "a.example", Path: "/page"}
+	if err := c.Allow(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := c.Allow(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Allow on a cached host allocates %v times per run, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if d, ok := c.CrawlDelay(ctx, u.Host); !ok || d != time.Second {
+			t.Fatalf("CrawlDelay = %v, %v", d, ok)
+		}
+	}); n != 0 {
+		t.Errorf("CrawlDelay on a cached host allocates %v times per run, want 0", n)
+	}
+}
+
 // bodyOnlyStore keeps what a serialising store keeps: no Rules, no Err.
 type bodyOnlyStore struct{ robots.MemoryStore }
 
