@@ -16,7 +16,8 @@
 // [StrictNews] (S4: 5 min doubling up to 6 h, five refusals in a row suspend
 // the host's articles with a daily re-check), [Digest] (D5: exponential
 // back-off with jitter, cool-downs of 30–60 min, never under 15 min after a
-// 429) and [Vault] (refusals recorded, no cool-down of its own).
+// 429) and [Vault] (V12: refusals recorded, no back-off of its own, but a
+// server's Retry-After honoured exactly, never rude).
 //
 // Time is a parameter: Check and Observe take now, so six-hour back-offs are
 // tested in microseconds.

@@ -228,7 +228,8 @@ const (
 	// EventNone: the response changed nothing (the zero EventType).
 	EventNone EventType = iota
 	// EventRefused: a refusal was recorded; Until is the cool-down's end (zero
-	// under a NoCooldown policy).
+	// under a NoCooldown policy, and under a RetryAfterOnly policy when the
+	// refusal carried no Retry-After).
 	EventRefused
 	// EventSuspended: a refusal made the host reach the policy's StrikeLimit;
 	// its articles are off until NextCheck.
@@ -290,8 +291,10 @@ type Event struct {
 // StrikeLimit, suspends the host's articles; a cool-down is only ever
 // lengthened. A success of a kind weighing at least as much as the kinds
 // refused clears the strikes and the suspension but not a running
-// cool-down. A neutral 429 or 503 with a Retry-After cools the host down
-// without a strike. Observe returns the event it emitted (EventNone when
+// cool-down. Under a RetryAfterOnly policy a refusal sets no ladder step
+// and no suspension: only its Retry-After, if any, cools the host down. A
+// neutral 429 or 503 with a Retry-After cools the host down without a
+// strike. Observe returns the event it emitted (EventNone when
 // nothing changed). On a Store error nothing is recorded and the error is
 // returned.
 func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.Time) (Event, error) {
@@ -314,7 +317,14 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 			}
 			cur.LastStatus, cur.LastChallenge, cur.LastAt = o.Status, o.Challenge, now
 			ev = Event{Type: EventRefused, Host: key, Kind: o.Kind, Cause: o.Cause(), At: now}
-			if !l.pol.NoCooldown {
+			switch {
+			case l.pol.NoCooldown:
+			case l.pol.RetryAfterOnly:
+				// The server's own cool-down, exactly; none of the ledger's.
+				if u := now.Add(min(ra, l.pol.RetryAfterCeiling)); raOK && u.After(cur.Until) {
+					cur.Until = u
+				}
+			default:
 				if u := now.Add(l.pol.cooldown(cur.Strikes, o.Status, r, ra, raOK)); u.After(cur.Until) {
 					cur.Until = u
 				}

@@ -423,32 +423,90 @@ func TestDigest_D5_Statuses(t *testing.T) {
 	}
 }
 
-// TestVault_V12_RecordsWithoutCooldown: every final non-200 answer is
-// recorded as a refusal, but the vault connector's ledger never refuses a
-// request of its own; redirects and robots.txt answers are not refusals.
-func TestVault_V12_RecordsWithoutCooldown(t *testing.T) {
+// TestVault_V12_RecordsWithoutBackoffOfItsOwn: every final non-200 answer is
+// recorded as a refusal, and the vault connector's ledger never refuses a
+// request for a back-off of its own (V12: "retry on the next pass"): no
+// ladder, no suspension however many strikes; redirects and robots.txt
+// answers are not refusals.
+func TestVault_V12_RecordsWithoutBackoffOfItsOwn(t *testing.T) {
 	var events []backoff.Event
 	l := &backoff.Ledger{Policy: backoff.Vault(), OnEvent: func(e backoff.Event) { events = append(events, e) }}
-	for i, st := range []int{403, 404, 429, 500, 503} {
-		ev := observe(t, l, "vault.example", backoff.Outcome{Status: st, RetryAfter: "3600"}, t0)
+	for i, st := range []int{403, 404, 429, 500, 503, 403, 403} {
+		ev := observe(t, l, "vault.example", backoff.Outcome{Status: st}, t0)
 		if ev.Type != backoff.EventRefused || ev.Strikes != i+1 || !ev.Until.IsZero() || ev.Suspended() {
 			t.Fatalf("status %d: %+v, want refused, strike %d, no cool-down", st, ev, i+1)
 		}
 	}
 	d := l.Check(ctx, "vault.example", backoff.Article, t0)
-	if !d.Allowed || d.Strikes != 5 || d.Cause != "status 503" {
-		t.Fatalf("Check = %+v, want allowed with 5 strikes recorded", d)
+	if !d.Allowed || d.Strikes != 7 || d.Cause != "status 403" {
+		t.Fatalf("Check = %+v, want allowed with 7 strikes recorded", d)
 	}
 	for _, o := range []backoff.Outcome{{}, {Status: 301}, {Status: 302}, {Status: 304}, {Kind: backoff.Robots, Status: 404}, {Kind: backoff.Robots, Status: 403}} {
 		if v := backoff.Vault().Classify(o); v == backoff.Refusal {
 			t.Errorf("vault Classify(%+v) = refusal", o)
 		}
 	}
-	if len(events) != 5 {
-		t.Fatalf("%d events, want 5", len(events))
+	if len(events) != 7 {
+		t.Fatalf("%d events, want 7", len(events))
 	}
 	if ev := observe(t, l, "vault.example", refusal(200), t0); ev.Type != backoff.EventCleared {
 		t.Fatalf("200: %+v, want cleared", ev)
+	}
+}
+
+// TestVault_V12_HonoursRetryAfter: "no back-off of its own" is not licence to
+// be rude (never rude): a refusal carrying a Retry-After — a 429, a 503, any
+// other refusal, a challenge — cools the vault's host down for exactly that
+// long, whatever the strike count (no ladder, no Min429, no jitter), capped at
+// 24 h; every kind of request waits, and the next request after it is allowed.
+func TestVault_V12_HonoursRetryAfter(t *testing.T) {
+	date := t0.Add(90 * time.Minute).Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name string
+		o    backoff.Outcome
+		want time.Duration
+	}{
+		{"429 seconds", backoff.Outcome{Status: 429, RetryAfter: "120"}, 2 * time.Minute},
+		{"503 seconds", backoff.Outcome{Status: 503, RetryAfter: "7"}, 7 * time.Second},
+		{"403 seconds", backoff.Outcome{Status: 403, RetryAfter: "30"}, 30 * time.Second},
+		{"challenge", backoff.Outcome{Status: 403, RetryAfter: "45", Challenge: backoff.Cloudflare}, 45 * time.Second},
+		{"429 date", backoff.Outcome{Status: 429, RetryAfter: date}, 90 * time.Minute},
+		{"429 capped", backoff.Outcome{Status: 429, RetryAfter: "864000"}, 24 * time.Hour},
+		{"429 zero", backoff.Outcome{Status: 429, RetryAfter: "0"}, 0},
+		{"429 garbage", backoff.Outcome{Status: 429, RetryAfter: "soon"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &backoff.Ledger{Policy: backoff.Vault()}
+			// Several refusals in a row: still exactly the server's figure.
+			var ev backoff.Event
+			for range 3 {
+				ev = observe(t, l, "vault.example", tc.o, t0)
+			}
+			if ev.Type != backoff.EventRefused || ev.Suspended() {
+				t.Fatalf("event %+v, want refused, not suspended", ev)
+			}
+			if tc.want == 0 {
+				if !ev.Until.IsZero() {
+					t.Fatalf("Until %v, want no cool-down", ev.Until)
+				}
+				if d := l.Check(ctx, "vault.example", backoff.Article, t0); !d.Allowed {
+					t.Fatalf("Check = %+v, want allowed", d)
+				}
+				return
+			}
+			if want := t0.Add(tc.want); !ev.Until.Equal(want) {
+				t.Fatalf("Until %v, want %v (exactly the Retry-After)", ev.Until, want)
+			}
+			for _, k := range []backoff.Kind{backoff.Article, backoff.Feed, backoff.Robots} {
+				d := l.Check(ctx, "vault.example", k, t0.Add(tc.want-time.Nanosecond))
+				if d.Allowed || d.Reason != backoff.CoolingDown || !d.Until.Equal(t0.Add(tc.want)) {
+					t.Fatalf("%v just before the end: %+v, want cooling down until +%v", k, d, tc.want)
+				}
+			}
+			if d := l.Check(ctx, "vault.example", backoff.Article, t0.Add(tc.want)); !d.Allowed {
+				t.Fatalf("at the end of the Retry-After: %+v, want allowed", d)
+			}
+		})
 	}
 }
 

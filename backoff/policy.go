@@ -29,9 +29,17 @@ type Policy struct {
 
 	// NoCooldown records refusals (strikes, last reason, events) but never
 	// refuses a request because of them: neither cool-downs nor Retry-After
-	// nor suspension. The vault connector's preset sets it; its pass
-	// accounting lives in the crawl layer.
+	// nor suspension. It overrides RetryAfterOnly.
 	NoCooldown bool
+
+	// RetryAfterOnly records refusals (strikes, last reason, events) and
+	// imposes no back-off of its own — no ladder, jitter, Min429 or
+	// suspension — but honours the server's: a refusal carrying a
+	// Retry-After (and a 429 or 503 carrying one, refusal or not) cools the
+	// host down for exactly that long, capped at RetryAfterCeiling. The
+	// vault connector's preset sets it; its pass accounting (at most three
+	// reads per article per pass) lives in the crawl layer.
+	RetryAfterOnly bool
 
 	// Base is the cool-down after the first refusal in a row. Zero means
 	// DefaultBase.
@@ -117,19 +125,23 @@ func Digest() Policy {
 }
 
 // Vault returns the vault connector's policy (V12): every final answer
-// other than 200 (and every bot-challenge page) is recorded as a refusal,
-// but the ledger imposes no cool-down of its own; the crawl layer retries
-// on the next pass. Each call returns a fresh value.
+// other than 200 (and every bot-challenge page) is recorded as a refusal;
+// the ledger imposes no back-off of its own (the crawl layer retries on the
+// next pass), but a refusal carrying a Retry-After cools the host down for
+// exactly that long, up to 24 h: "no back-off of its own" does not make
+// asking again inside the server's announced cool-down polite. Each call
+// returns a fresh value.
 func Vault() Policy {
 	return Policy{
-		Name:         "vault",
-		RefuseNon200: true,
-		NoCooldown:   true,
+		Name:              "vault",
+		RefuseNon200:      true,
+		RetryAfterOnly:    true,
+		RetryAfterCeiling: 24 * time.Hour,
 	}
 }
 
 func (p *Policy) isZero() bool {
-	return p.Name == "" && len(p.RefuseStatus) == 0 && !p.RefuseNon200 && !p.NoCooldown &&
+	return p.Name == "" && len(p.RefuseStatus) == 0 && !p.RefuseNon200 && !p.NoCooldown && !p.RetryAfterOnly &&
 		p.Base == 0 && p.Factor == 0 && p.Ceiling == 0 && p.Jitter == 0 && p.Min429 == 0 &&
 		p.RetryAfterCeiling == 0 && p.StrikeLimit == 0 && p.RecheckEvery == 0
 }

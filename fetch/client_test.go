@@ -3,9 +3,11 @@ package fetch
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -32,9 +34,11 @@ func TestGet_V12_CompleteArticleWithProof(t *testing.T) {
 	if got, want := res.Proof.Hops[0].ConnectedIP, "127.0.0.1"; got != want {
 		t.Fatalf("connected IP %q, want %q", got, want)
 	}
-	if tm := res.Timings; tm.FirstByte <= 0 || tm.Total < tm.FirstByte || tm.Wait <= 0 {
-		// Wait > 0: the article waited its interval after robots.txt, whose
-		// request opened the connection (so DNS, Connect and TLS are robots.txt's).
+	if tm := res.Timings; tm.FirstByte <= 0 || tm.Total < tm.FirstByte || tm.Wait < 0 {
+		// robots.txt's request opened the connection, so DNS, Connect and TLS
+		// are robots.txt's. Whether the article waited for its interval depends
+		// on how long robots.txt took: TestGet_TimingsWaitIsThePacersWait
+		// asserts Wait exactly, on a manual clock.
 		t.Fatalf("timings %+v", tm)
 	}
 	if rep := web.Audit(auditPolicy(p)); !rep.OK() {
@@ -48,5 +52,50 @@ func TestGet_V12_CompleteArticleWithProof(t *testing.T) {
 	_, err = c.Get(context.Background(), "http://news-1.example/")
 	if !errors.As(err, &refused) || refused.Reason != NotHTTPS || !errors.Is(err, ErrNotHTTPS) {
 		t.Fatalf("http URL: err = %v, want NotHTTPS refusal", err)
+	}
+}
+
+// TestGet_TimingsWaitIsThePacersWait: the article requested right after its
+// host's robots.txt waits one interval in the pacer, and Result.Timings.Wait says
+// exactly how long, on the client's clock (a manual one here: the wait ends when
+// the test advances it, so nothing depends on how fast the machine is).
+func TestGet_TimingsWaitIsThePacersWait(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	site := web.Site("news-1.example")
+	a := site.AddArticle(politetest.Article{})
+	clk := clock.NewManual(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	const interval = time.Hour
+	c := newClient(t, web, testPolicy(Vault(), interval), WithClock(clk))
+	type got struct {
+		res *Result
+		err error
+	}
+	done := make(chan got, 1)
+	go func() {
+		res, err := c.Get(context.Background(), site.URL(a.Path))
+		done <- got{res, err}
+	}()
+	queued := func() bool {
+		c.pacer.mu.Lock()
+		defer c.pacer.mu.Unlock()
+		st := c.pacer.hosts["news-1.example"]
+		return st != nil && len(st.queue) == 1
+	}
+	for !queued() { // robots.txt read, the article queued for its turn
+		select {
+		case g := <-done:
+			t.Fatalf("Get returned without waiting for its turn: %+v, %v", g.res, g.err)
+		default:
+			runtime.Gosched()
+		}
+	}
+	clk.Advance(interval)
+	g := <-done
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	if g.res.Timings.Wait != interval {
+		t.Fatalf("Timings.Wait = %v, want %v", g.res.Timings.Wait, interval)
 	}
 }

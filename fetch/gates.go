@@ -156,6 +156,13 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var prefix []byte
 	if mayBeChallenge(resp) && req.Method != http.MethodHead {
+		// The peek may read a short body to its end, which gives the Pacer's
+		// in-flight slot back: hold the slot until the ledger has seen the
+		// response, so the next request to the host waits for its verdict.
+		if h, ok := resp.Body.(slotHolder); ok {
+			h.hold()
+			defer h.unhold()
+		}
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)

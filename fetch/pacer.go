@@ -316,24 +316,69 @@ func (p *Pacer) markStart(key string) {
 }
 
 // releaseBody gives the in-flight slot back at EOF, at the first read error, or at
-// Close, whichever comes first.
+// Close, whichever comes first — unless a layer above holds the release (see
+// hold), in which case the slot goes back when that layer lets go.
 type releaseBody struct {
 	rc   io.ReadCloser
 	slot *paceSlot
+
+	mu   sync.Mutex
+	held bool // a layer above is still reading the start of the body
+	due  bool // EOF, an error or Close came while held
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.slot.release()
+		b.release()
 	}
 	return n, err
 }
 
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.slot.release()
+	b.release()
 	return err
+}
+
+func (b *releaseBody) release() {
+	b.mu.Lock()
+	if b.held {
+		b.due = true
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	b.slot.release()
+}
+
+// hold keeps the slot taken even if the body ends, until unhold: the
+// [LedgerGate] above the Pacer peeks at a body (which may read it to EOF)
+// before the ledger has seen the response, and the next request to the host
+// must not be granted before then, or it would be sent into a cool-down the
+// response is about to start.
+func (b *releaseBody) hold() {
+	b.mu.Lock()
+	b.held = true
+	b.mu.Unlock()
+}
+
+// unhold ends hold, giving the slot back if the body ended meanwhile.
+func (b *releaseBody) unhold() {
+	b.mu.Lock()
+	b.held = false
+	due := b.due
+	b.mu.Unlock()
+	if due {
+		b.slot.release()
+	}
+}
+
+// slotHolder is a response body whose in-flight slot can be held while a layer
+// reads its start (a [Pacer]'s).
+type slotHolder interface {
+	hold()
+	unhold()
 }
 
 type minGapKey struct{}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/politefetch/politefetch/backoff"
 )
 
 // TestPacer_D2_FIFOAndInterval: five goroutines queued on one host start in the
@@ -203,4 +207,63 @@ func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
 			}
 		}
 	})
+}
+
+// observingLedger is a Ledger that notes, at each Observe, how many requests the
+// Pacer still counts in flight to the host.
+type observingLedger struct {
+	backoff.Ledger
+	p        *Pacer
+	inflight []int
+}
+
+func (l *observingLedger) Observe(ctx context.Context, host string, o backoff.Outcome, now time.Time) (backoff.Event, error) {
+	l.p.mu.Lock()
+	n := -1
+	if st := l.p.hosts[host]; st != nil {
+		n = st.inflight
+	}
+	l.p.mu.Unlock()
+	l.inflight = append(l.inflight, n)
+	return l.Ledger.Observe(ctx, host, o, now)
+}
+
+// TestLedgerGate_S4_D5_ObservesBeforeSlotRelease: a LedgerGate over a Pacer peeks
+// at a short refusal page (a 429, a challenge) and so reads it to its end; the
+// host's in-flight slot must still be held when the ledger observes the refusal,
+// or the next request to the host, queued in the Pacer, is granted and sent into
+// the cool-down the refusal starts (the auditor's "cooldown" rule, S4, D5). Once
+// the ledger has seen it, the slot goes back as soon as the body is done.
+func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
+	far := rtFunc(func(r *http.Request) (*http.Response, error) {
+		resp := answer(http.StatusTooManyRequests, "<html>slow down</html>")
+		resp.Header.Set("Content-Type", "text/html")
+		resp.Header.Set("Retry-After", "120")
+		return resp, nil
+	})
+	p := &Pacer{Interval: time.Nanosecond, Next: far}
+	l := &observingLedger{Ledger: backoff.Ledger{Policy: backoff.Digest()}, p: p}
+	g := &LedgerGate{Ledger: l, Next: p}
+	req, _ := http.NewRequest(http.MethodGet, "https://news.example/a", nil)
+	resp, err := g.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(l.inflight, []int{1}) {
+		t.Fatalf("in flight at Observe: %v, want [1] (the slot given back before the ledger saw the 429)", l.inflight)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != "<html>slow down</html>" {
+		t.Errorf("body %q", body)
+	}
+	p.mu.Lock()
+	n := p.hosts["news.example"].inflight
+	p.mu.Unlock()
+	if n != 0 {
+		t.Errorf("in flight after the body was read: %d, want 0", n)
+	}
+	resp.Body.Close()
+	if d := l.Check(context.Background(), "news.example", backoff.Article, time.Now()); d.Allowed {
+		t.Error("the 429 started no cool-down")
+	}
 }

@@ -263,7 +263,8 @@ func Digest() Policy {
 // exactly four headers and no conditional GET (V9); at most one request per second
 // per host, or the Crawl-delay (V7); robots.txt 4xx treated as absent, 5xx or
 // unreachable disallowing everything and retried after 15 min, cached 24 h (V11);
-// every non-200 recorded without a cool-down of the ledger's own (V12); https only,
+// every non-200 recorded without a back-off of the ledger's own, though a refusal's
+// Retry-After is honoured exactly (V12, never rude); https only,
 // admitted hosts and declared parameters per source, a redirect limit (V10). Each
 // call returns a fresh value.
 func Vault() Policy {

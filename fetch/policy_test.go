@@ -61,7 +61,8 @@ func TestPolicy_Presets(t *testing.T) {
 		{"V11 vault robots retry", v.Robots.Retry, 15 * time.Minute},
 		{"V11 vault robots TTL", v.Robots.TTL, 24 * time.Hour},
 		{"V9 vault no conditional", v.NoConditional, true},
-		{"V12 vault no cool-down", v.Backoff.NoCooldown, true},
+		{"V12 vault no back-off of its own", v.Backoff.NoCooldown || v.Backoff.StrikeLimit != 0, false},
+		{"V12 vault honours Retry-After only", v.Backoff.RetryAfterOnly, true},
 		{"V10 https only", s.AllowHTTP || d.AllowHTTP || v.AllowHTTP, false},
 	} {
 		if tc.got != tc.want {
