@@ -14,11 +14,13 @@ import (
 // callInfo is what one Get tells the layers below through the request context.
 type callInfo struct {
 	kind    Kind
-	source  *Source // resolved admitted hosts, params and credential
-	referer string  // for images (S7)
-	accept  string  // replaces the Identity's Accept when set
-	rec     *recorder
+	source  *Source   // resolved admitted hosts, params and credential
+	referer string    // for images (S7)
+	accept  string    // replaces the Identity's Accept when set
+	rec     *recorder // &recorder for a Get; nil for robots.txt fetches
 	wrote   *paceSlot // the slot of the hop in flight: its write moves the pacer's start
+
+	recorder recorder
 
 	keyMu   sync.Mutex
 	keyHost string // the URL host of the last key computed, and its key
@@ -88,10 +90,14 @@ func (r *recorder) addHop(h provenance.Hop, t Timings) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) snapshot() ([]provenance.Hop, Timings) {
+// take returns the hops and timings recorded, and forgets the hops: the Get is
+// over, so they are handed to its Result without a copy.
+func (r *recorder) take() ([]provenance.Hop, Timings) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]provenance.Hop(nil), r.hops...), r.t
+	hops := r.hops
+	r.hops = nil
+	return hops, r.t
 }
 
 // Timings says where the time of one Get went. Each stage is summed over the

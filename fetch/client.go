@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +41,7 @@ type Client struct {
 	validators *Validators
 	chain      http.RoundTripper
 	hc         *http.Client
+	src        *Source // the policy's source, shared read-only by every Get without its own
 }
 
 // Option sets one of the Client's collaborators at [New].
@@ -124,6 +127,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{policy: p, clock: clock.Or(o.clock), logger: logger}
+	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
 		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP,
@@ -221,7 +225,7 @@ func (c *Client) source(call *callInfo) *Source {
 	if call != nil && call.source != nil {
 		return call.source
 	}
-	return &Source{Admitted: c.policy.Admitted, Params: c.policy.Params, Credential: c.policy.Credential}
+	return c.src
 }
 
 // Transport returns the chain as an [http.RoundTripper], for a caller's own
@@ -286,7 +290,8 @@ func WithSource(s Source) GetOption {
 // saying why) together with that same error. Other errors (DNS, TLS, time-outs)
 // return a nil Result.
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
-	call := &callInfo{rec: &recorder{}}
+	call := &callInfo{}
+	call.rec = &call.recorder
 	for _, f := range opts {
 		f(call)
 	}
@@ -309,12 +314,21 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		call.keyHost, call.key = k, k
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
+	if dl, ok := ctx.Deadline(); !ok || dl.After(start.Add(c.policy.Timeout)) {
+		// The policy's bound, unless the caller's deadline comes first (then
+		// it already bounds the Get, and a second timer would cost for nothing).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.policy.Timeout)
+		defer cancel()
 	}
+	// The request is built on the URL already parsed and cleaned (what
+	// http.NewRequestWithContext would make of its string, without parsing it
+	// again).
+	req := (&http.Request{
+		Method: http.MethodGet, URL: u, Host: u.Host, Header: make(http.Header),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	}).WithContext(ctx)
+	us := u.String()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		var ue *url.Error
@@ -326,11 +340,14 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	}
 	defer resp.Body.Close()
 	res := &Result{
-		URL:         u.String(),
-		FinalURL:    resp.Request.URL.String(),
+		URL:         us,
+		FinalURL:    us,
 		Status:      resp.StatusCode,
 		Header:      resp.Header,
 		NotModified: resp.StatusCode == http.StatusNotModified,
+	}
+	if resp.Request.URL != u { // redirected
+		res.FinalURL = resp.Request.URL.String()
 	}
 	res.MediaType, _ = decode.MediaType(resp.Header)
 	if !res.NotModified {
@@ -345,7 +362,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	}
 	readAt := c.clock.Now().UTC()
-	res.Hops, res.Timings = call.rec.snapshot()
+	res.Hops, res.Timings = call.rec.take()
 	res.Timings.Total = time.Since(start)
 	if res.bodyErr == nil && !res.NotModified {
 		removed := res.CodingsRemoved
@@ -358,7 +375,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 			FinalURL:       res.FinalURL,
 			ReadAt:         readAt,
 			Hops:           res.Hops,
-			Digest:         provenance.DigestOf(res.Body),
+			Digest:         digestOf(res.Body),
 			Length:         int64(len(res.Body)),
 			CodingsRemoved: removed,
 			SDKVersion:     provenance.SDKVersion,
@@ -388,4 +405,14 @@ func bodyError(err error) error {
 		s = ErrTruncated
 	}
 	return fmt.Errorf("%w: %w", s, err)
+}
+
+// digestOf is provenance.DigestOf ("sha256:" and the hex digest) in one
+// allocation.
+func digestOf(envelope []byte) string {
+	sum := sha256.Sum256(envelope)
+	var buf [len(provenance.DigestPrefix) + 2*sha256.Size]byte
+	n := copy(buf[:], provenance.DigestPrefix)
+	hex.Encode(buf[n:], sum[:])
+	return string(buf[:])
 }

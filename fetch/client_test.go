@@ -9,6 +9,7 @@ import (
 
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/provenance"
 )
 
 func TestGet_V12_CompleteArticleWithProof(t *testing.T) {
@@ -97,5 +98,15 @@ func TestGet_TimingsWaitIsThePacersWait(t *testing.T) {
 	}
 	if g.res.Timings.Wait != interval {
 		t.Fatalf("Timings.Wait = %v, want %v", g.res.Timings.Wait, interval)
+	}
+}
+
+// TestDigestOf_SameAsProvenance: the chain's digest is provenance.DigestOf's,
+// computed with fewer allocations.
+func TestDigestOf_SameAsProvenance(t *testing.T) {
+	for _, b := range [][]byte{nil, {}, []byte("<p>envelope</p>"), make([]byte, 100_000)} {
+		if got, want := digestOf(b), provenance.DigestOf(b); got != want {
+			t.Errorf("digestOf(%d bytes) = %q, want %q", len(b), got, want)
+		}
 	}
 }

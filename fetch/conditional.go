@@ -121,9 +121,12 @@ func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
 		return next(v.Next).RoundTrip(req)
 	}
 	ctx := req.Context()
-	key := ValidatorKey(req)
 	st := v.store()
-	if val, ok, err := st.Get(ctx, key); err == nil && ok && (val.ETag != "" || val.LastModified != "") {
+	var key string // made only when needed: an empty MemoryStore has nothing to look up
+	if ms, ok := st.(*MemoryStore); !ok || ms.Len() > 0 {
+		key = ValidatorKey(req)
+	}
+	if val, ok, err := v.lookup(ctx, st, key); err == nil && ok && (val.ETag != "" || val.LastModified != "") {
 		r := req.Clone(ctx)
 		if val.ETag != "" {
 			r.Header.Set("If-None-Match", val.ETag)
@@ -140,10 +143,22 @@ func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusOK {
 		val := Validator{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 		if val.ETag != "" || val.LastModified != "" {
+			if key == "" {
+				key = ValidatorKey(req)
+			}
 			resp.Body = &keepOnEOF{rc: resp.Body, put: func() { _ = st.Put(context.WithoutCancel(ctx), key, val) }}
 		}
 	}
 	return resp, nil
+}
+
+// lookup returns the validators kept for key; an empty key (nothing kept at all)
+// finds none.
+func (v *Validators) lookup(ctx context.Context, st Store, key string) (Validator, bool, error) {
+	if key == "" {
+		return Validator{}, false, nil
+	}
+	return st.Get(ctx, key)
 }
 
 // keepOnEOF calls put once when the body reaches a clean EOF.

@@ -159,3 +159,45 @@ func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 		t.Fatal("validators of a truncated body were kept")
 	}
 }
+
+// TestConnSlots_D2_NextDialWaitsForClose: Go's transport frees a host's
+// connection slot before it closes the old connection; the base transport's
+// dialer therefore waits until the old connection's Close has returned before it
+// dials the next one to that host, so two connections to one host are never open
+// at once (D2, the auditor's connection rule). Other hosts are not held up; a
+// dial that waits ends with its context; a host's entry goes with its last
+// connection.
+func TestConnSlots_D2_NextDialWaitsForClose(t *testing.T) {
+	s := &connSlots{max: 1}
+	ctx := context.Background()
+	if err := s.acquire(ctx, "a.example:443"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.acquire(ctx, "b.example:443"); err != nil {
+		t.Fatalf("another host held up: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.acquire(cctx, "a.example:443"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second connection to a host while the first is open: err %v, want context.Canceled", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- s.acquire(ctx, "a.example:443") }()
+	select {
+	case err := <-got:
+		t.Fatalf("dialled before the old connection closed (err %v)", err)
+	default:
+	}
+	s.release("a.example:443") // the old connection's Close returned
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	s.release("a.example:443")
+	s.release("b.example:443")
+	s.mu.Lock()
+	n := len(s.m)
+	s.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d host entries left after every connection closed", n)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/netguard"
@@ -46,6 +48,7 @@ func newBase(c baseConfig) *http.Transport {
 	if c.resolver != nil {
 		res = &netguard.DNSCache{Resolver: c.resolver, TTL: c.dnsTTL}
 	}
+	slots := &connSlots{max: max(c.inFlight, 1)}
 	d := &netguard.Dialer{
 		Guard:    &netguard.Guard{Allow: c.allow},
 		Resolver: timedResolver{res},
@@ -63,12 +66,12 @@ func newBase(c baseConfig) *http.Transport {
 		MaxResponseHeaderBytes: 64 << 10,
 		TLSHandshakeTimeout:    15 * time.Second,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialTLS(ctx, d, c.roots, network, addr)
+			return dialTLS(ctx, d, slots, c.roots, network, addr)
 		},
 	}
 	if c.allowHTTP {
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialPlain(ctx, d, network, addr)
+			return dialPlain(ctx, d, slots, network, addr)
 		}
 	} else {
 		t.DialContext = func(context.Context, string, string) (net.Conn, error) {
@@ -89,6 +92,9 @@ type tracedConn struct {
 	handshake   time.Duration
 	state       *tls.ConnectionState // after the handshake; nil for plain http
 	hop         provenance.Hop       // the connection's part of every hop it carries
+	slots       *connSlots           // given back at Close
+	addr        string
+	closed      atomic.Bool
 }
 
 type dnsTimeKey struct{}
@@ -105,22 +111,99 @@ func (t timedResolver) LookupNetIP(ctx context.Context, network, host string) ([
 	return a, err
 }
 
-func dialPlain(ctx context.Context, d *netguard.Dialer, network, addr string) (*tracedConn, error) {
+func dialPlain(ctx context.Context, d *netguard.Dialer, slots *connSlots, network, addr string) (*tracedConn, error) {
+	if err := slots.acquire(ctx, addr); err != nil {
+		return nil, err
+	}
 	var dns time.Duration
 	start := time.Now()
 	raw, err := d.DialContext(context.WithValue(ctx, dnsTimeKey{}, &dns), network, addr)
 	if err != nil {
+		slots.release(addr)
 		return nil, err
 	}
-	tc := &tracedConn{Conn: raw, dns: dns, tcp: time.Since(start) - dns}
+	tc := &tracedConn{Conn: raw, dns: dns, tcp: time.Since(start) - dns, slots: slots, addr: addr}
 	if ap, err := netip.ParseAddrPort(raw.RemoteAddr().String()); err == nil {
 		tc.ip = ap.Addr().Unmap()
 	}
 	return tc, nil
 }
 
-func dialTLS(ctx context.Context, d *netguard.Dialer, roots *x509.CertPool, network, addr string) (net.Conn, error) {
-	tc, err := dialPlain(ctx, d, network, addr)
+// Close closes the connection, then gives its slot back: only once the old
+// connection is closed may the next one to its host be dialled.
+func (c *tracedConn) Close() error {
+	err := c.Conn.Close()
+	if c.slots != nil && c.closed.CompareAndSwap(false, true) {
+		c.slots.release(c.addr)
+	}
+	return err
+}
+
+// connSlots counts, per address, the connections dialled and not yet closed, and
+// makes a dial wait while max of them are (one per host: D2, and the auditor's
+// connection rule). Go's transport frees a host's connection slot before it
+// closes the old connection, so without this the next connection could be opened
+// while the old one is still open. A host's entry goes once its last connection
+// is closed.
+type connSlots struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]*hostConns
+}
+
+type hostConns struct {
+	n     int
+	freed chan struct{} // closed (and dropped) when a connection closes; nil: nobody waits
+}
+
+func (s *connSlots) acquire(ctx context.Context, addr string) error {
+	for {
+		s.mu.Lock()
+		if s.m == nil {
+			s.m = make(map[string]*hostConns)
+		}
+		h := s.m[addr]
+		if h == nil {
+			h = &hostConns{}
+			s.m[addr] = h
+		}
+		if h.n < s.max {
+			h.n++
+			s.mu.Unlock()
+			return nil
+		}
+		if h.freed == nil {
+			h.freed = make(chan struct{})
+		}
+		freed := h.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *connSlots) release(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.m[addr]
+	if h == nil {
+		return
+	}
+	h.n--
+	if h.freed != nil {
+		close(h.freed)
+		h.freed = nil
+	}
+	if h.n <= 0 {
+		delete(s.m, addr)
+	}
+}
+
+func dialTLS(ctx context.Context, d *netguard.Dialer, slots *connSlots, roots *x509.CertPool, network, addr string) (net.Conn, error) {
+	tc, err := dialPlain(ctx, d, slots, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +223,8 @@ func dialTLS(ctx context.Context, d *netguard.Dialer, roots *x509.CertPool, netw
 	defer cancel()
 	start := time.Now()
 	if err := conn.HandshakeContext(hctx); err != nil {
-		conn.Close()
+		tc.Conn = conn
+		tc.Close()
 		return nil, err
 	}
 	tc.handshake = time.Since(start)

@@ -166,7 +166,7 @@ func Clean(u *url.URL, tracking, keep []string) *url.URL {
 		c.RawQuery = strings.Join(kept, "&")
 	}
 	c.ForceQuery = false
-	if i := strings.Index(strings.ToLower(c.Path), ";jsessionid="); i >= 0 && paramIn("jsessionid", tracking) && !paramIn("jsessionid", keep) {
+	if i := indexFoldASCII(c.Path, ";jsessionid="); i >= 0 && paramIn("jsessionid", tracking) && !paramIn("jsessionid", keep) {
 		c.Path = c.Path[:i]
 		c.RawPath = ""
 	}
@@ -192,4 +192,31 @@ func addedParams(prev, next *url.URL, keep []string) []string {
 		}
 	}
 	return added
+}
+
+// indexFoldASCII returns the byte offset in s of the first match of the ASCII
+// string sub, ignoring ASCII case, or -1. (Lower-casing s first would not do:
+// strings.ToLower changes the length of invalid UTF-8, and the offset would
+// then point elsewhere in s.)
+func indexFoldASCII(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		match := true
+		for j := 0; j < len(sub); j++ {
+			a, b := s[i+j], sub[j]
+			if 'A' <= a && a <= 'Z' {
+				a += 'a' - 'A'
+			}
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			if a != b {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i
+		}
+	}
+	return -1
 }
