@@ -47,4 +47,16 @@
 // Benchmarks (go test -run '^$' -bench . ./fetch/; Schedule and IdleHostMemory
 // with -benchtime=1x) measure the chain against a bare http.Transport, the schedule
 // efficiency of 500 hosts × 20 requests at 1 s, and the bytes held per idle host.
+//
+// Overhead per request, one kept-alive loopback TLS connection, a 10 KB HTML page,
+// two shared cores, Go 1.26.8, medians of
+//
+//	go test -run '^$' -bench Overhead -benchmem -count 5 ./fetch/
+//
+// bare transport 153 µs CPU and 86 allocations; full chain 228 µs (1.49×) and 124
+// allocations (+38). Before the cuts of 30 Nov 2026 (commit 280427c, same command
+// and machine): 162 µs bare, 238 µs chain (1.47×), +51 allocations. The issue's
+// goal, under 1.3× and +30 allocations, is not met yet; most of what remains is
+// the per-hop trace, context values and request copies of the layers, the ledger
+// and challenge peek, and the decoder's media-type parse.
 package fetch
