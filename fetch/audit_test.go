@@ -83,7 +83,7 @@ func crawl(t *testing.T, c *Client, urls []string, workers int) (ok, refused int
 }
 
 // TestAudit_P1_200Hosts64Goroutines drives 200 hosts × 10 pages with 64 goroutines
-// sharing one Client, under each preset (with a 20 ms interval so it runs in
+// sharing one Client, under each preset (with auditInterval so it runs in
 // seconds), and asks the politetest auditor: zero violations of interval,
 // Crawl-delay, in-flight, connections, robots-first, disallowed, cool-down, header,
 // cookie and User-Agent rules (P1, D2, S2, V7, V9, S3, S4, D5).
@@ -102,7 +102,7 @@ func TestAudit_P1_200Hosts64Goroutines(t *testing.T) {
 			t.Parallel()
 			web := politetest.NewWeb(t)
 			urls := buildWeb(web, 200, 10, tc.rude)
-			p := testPolicy(tc.p, 20*time.Millisecond)
+			p := testPolicy(tc.p, auditInterval)
 			c := newClient(t, web, p)
 			ok, refused := crawl(t, c, urls, 64)
 			// Robots.txt disallows 20 hosts' pages (200); a rude host's later pages

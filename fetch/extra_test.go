@@ -114,7 +114,7 @@ func TestSchedule_P1_TwoClientsOneBudget(t *testing.T) {
 		paths = append(paths, s.AddArticle(politetest.Article{}).Path)
 	}
 	shared := &MemorySchedule{}
-	p := testPolicy(Vault(), 20*time.Millisecond)
+	p := testPolicy(Vault(), auditInterval)
 	a := newClient(t, web, p, WithSchedule(shared))
 	b := newClient(t, web, p, WithSchedule(shared))
 	var wg sync.WaitGroup
