@@ -3,20 +3,22 @@ module github.com/politefetch/politefetch
 go 1.26.0
 
 require (
-	code.dny.dev/ssrf v0.3.0 // indirect
-	github.com/andybalholm/brotli v1.3.0 // indirect
+	code.dny.dev/ssrf v0.3.0
+	github.com/andybalholm/brotli v1.3.0
+	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.4
+	github.com/mmcdole/gofeed v1.4.2
+	github.com/nlnwa/gowarc/v3 v3.1.0
+	github.com/temoto/robotstxt v1.1.2
+	go.uber.org/goleak v1.3.0
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
+	golang.org/x/net v0.62.0
+	golang.org/x/sync v0.25.0
+)
+
+require (
 	github.com/bits-and-blooms/bitset v1.24.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.20.4 // indirect
-	github.com/mmcdole/gofeed v1.4.2 // indirect
 	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
-	github.com/nlnwa/gowarc/v3 v3.1.0 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
-	github.com/temoto/robotstxt v1.1.2 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
-	golang.org/x/net v0.62.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 )
