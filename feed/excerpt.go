@@ -1,0 +1,35 @@
+package feed
+
+import "time"
+
+// ExcerptLabel is the label every [Excerpt] carries, for readers to see (S5).
+const ExcerptLabel = "excerpt"
+
+// Excerpt is a story kept only as its feed describes it, for when the article
+// itself may not be read: the publisher refused, robots.txt forbids it, or the
+// source has no full-text licence (S5, S6). It holds the headline, description
+// and share image exactly as the feed gave them, a link to the original, and
+// the label [ExcerptLabel]; nothing is completed or fetched to fill it.
+type Excerpt struct {
+	Label       string    // always ExcerptLabel
+	Headline    string    // the item's title, as written
+	Description string    // the item's description, as written
+	Image       string    // the share image the feed names; "" when none
+	Link        string    // the original article's address
+	ID          string    // the publisher's identifier (V3); "" when none
+	Published   time.Time // zero when the feed gives none
+}
+
+// Excerpt returns the story as the feed describes it, labelled as an excerpt
+// with a link to the original (S5).
+func (it Item) Excerpt() Excerpt {
+	return Excerpt{
+		Label:       ExcerptLabel,
+		Headline:    it.Title,
+		Description: it.Description,
+		Image:       it.Image,
+		Link:        it.Link,
+		ID:          it.ID,
+		Published:   it.Published,
+	}
+}
