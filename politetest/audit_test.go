@@ -3,6 +3,7 @@ package politetest
 import (
 	"net/http"
 	"net/http/cookiejar"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,8 @@ type auditCase struct {
 	setup   func(s *Site)
 	rude    func(t *testing.T, w *Web)
 	careful func(t *testing.T, w *Web)
-	// wantTarget, if set, is the target of the offending request.
+	// wantTarget, if set, is the target of the offending request; a list
+	// separated by "|" accepts any of them.
 	wantTarget string
 }
 
@@ -33,17 +35,20 @@ func auditCases() []auditCase {
 			name: "interval", rule: RuleInterval, req: "S2 D2 V7",
 			rude: func(t *testing.T, w *Web) {
 				c := rudeClient(w)
-				for _, p := range []string{"/robots.txt", "/feed.xml", "/atom.xml"} {
+				for _, p := range []string{"/robots.txt", "/feed.xml", "/atom.xml", "/sitemap.xml"} {
 					rudeGet(t, c, u(p), politeHeaders())
 				}
 			},
 			careful: func(t *testing.T, w *Web) {
 				p := newCareful(w, 20*time.Millisecond)
-				for _, path := range []string{"/robots.txt", "/feed.xml", "/atom.xml"} {
+				for _, path := range []string{"/robots.txt", "/feed.xml", "/atom.xml", "/sitemap.xml"} {
 					p.get(t, u(path))
 				}
 			},
-			wantTarget: "/feed.xml",
+			// The first request on a connection starts when the connection is
+			// accepted, so on a loaded machine the TLS handshake can push the feed
+			// past the interval; then a later read is the first that offends.
+			wantTarget: "/feed.xml|/atom.xml|/sitemap.xml",
 		},
 		{
 			name: "crawl-delay", rule: RuleInterval, req: "D1 V11",
@@ -367,7 +372,7 @@ func TestAuditCatchesEachRule(t *testing.T) {
 				if v.Host != host || v.Request.Seq == 0 || v.At.IsZero() || v.Detail == "" {
 					t.Errorf("violation lacks host, request, time or detail: %+v", v)
 				}
-				if tc.wantTarget != "" && v.Request.Target != tc.wantTarget {
+				if tc.wantTarget != "" && !slices.Contains(strings.Split(tc.wantTarget, "|"), v.Request.Target) {
 					t.Errorf("violation names %s, want %s:\n%s", v.Request.Target, tc.wantTarget, rep)
 				}
 				if rep.ByHost[host] < len(vs) || rep.OK() {
