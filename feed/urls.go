@@ -4,34 +4,15 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/politefetch/politefetch/internal/tracking"
 )
 
-// trackingParams are query parameters removed from item links and backlog
-// references (V10) unless the source declares them necessary. Names are
-// compared case-insensitively; an entry ending in "*" is a prefix.
-// (A stopgap table: the fetch package's URL policy may own the list later.)
-var trackingParams = [...]string{
-	"utm_*", "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid",
-	"mc_cid", "mc_eid", "_ga", "_gl", "yclid", "igshid", "twclid",
-	"_hsenc", "_hsmi", "mkt_tok", "oly_anon_id", "oly_enc_id", "vero_id",
-	"phpsessid", "jsessionid", "sessionid", "sid",
-}
-
 // IsTracking reports whether the query parameter name is a tracking or
-// session parameter that [CleanURL] removes.
-func IsTracking(name string) bool {
-	n := strings.ToLower(name)
-	for _, p := range trackingParams {
-		if pre, ok := strings.CutSuffix(p, "*"); ok {
-			if strings.HasPrefix(n, pre) {
-				return true
-			}
-		} else if n == p {
-			return true
-		}
-	}
-	return false
-}
+// session parameter that [CleanURL] removes: the same table the fetch chain
+// strips from the URLs it requests (utm_*, fbclid, gclid, mc_cid, session
+// ids, …), compared without regard to case.
+func IsTracking(name string) bool { return tracking.IsDefault(name) }
 
 // CleanURL resolves ref against base (which may be nil) and removes the
 // tracking parameters (V10) except those named in keep (compared

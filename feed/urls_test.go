@@ -18,8 +18,9 @@ func TestCleanURL_V10(t *testing.T) {
 		{"https://example.test/a?utm_source=x&utm_medium=y", nil, "https://example.test/a"},
 		{"https://example.test/a?id=3&fbclid=z&b=%20c", nil, "https://example.test/a?id=3&b=%20c"},
 		{"https://example.test/a?UTM_Campaign=x&gclid=1&mc_cid=2&mc_eid=3&msclkid=4", nil, "https://example.test/a"},
-		{"https://example.test/a?sid=1&p=2", nil, "https://example.test/a?p=2"},
-		{"https://example.test/a?sid=1&p=2", []string{"SID"}, "https://example.test/a?sid=1&p=2"},
+		{"https://example.test/a?PHPSESSID=1&p=2", nil, "https://example.test/a?p=2"},
+		{"https://example.test/a?sid=1&p=2", nil, "https://example.test/a?sid=1&p=2"}, // ambiguous: some sites number content with it
+		{"https://example.test/a?phpsessid=1&p=2", []string{"PHPSESSID"}, "https://example.test/a?phpsessid=1&p=2"},
 		{"https://example.test/a;jsessionid=ABC?x=1", nil, "https://example.test/a?x=1"},
 		{"../b?utm_term=q#frag", nil, "https://example.test/b#frag"},
 		{"//cdn.example.test/i.jpg", nil, "https://cdn.example.test/i.jpg"},

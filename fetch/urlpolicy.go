@@ -6,34 +6,13 @@ import (
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/hostkey"
+	"github.com/politefetch/politefetch/internal/tracking"
 )
-
-// trackingTable is the data table behind [DefaultTracking]: campaign and click
-// identifiers and session ids that publishers' links carry and that change nothing
-// about the content (V10). A trailing "*" is a prefix.
-var trackingTable = [...]string{
-	"utm_*",                              // Google Analytics campaign tags
-	"fbclid", "gclid", "dclid", "gclsrc", // Meta, Google Ads click ids
-	"gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid", "li_fat_id", "igshid",
-	"mc_cid", "mc_eid", // Mailchimp
-	"_ga", "_gl", // Google Analytics linker
-	"_hsenc", "_hsmi", "__hstc", "__hssc", "__hsfp", "hsctatracking", // HubSpot
-	"mkt_tok",                   // Marketo
-	"oly_anon_id", "oly_enc_id", // Omeda
-	"vero_id", "vero_conv", // Vero
-	"rb_clickid", "s_kwcid", "ef_id", // Adobe
-	"wt_mc", "wt.mc_id", // Webtrends
-	"ncid", "cmpid", "ito", // publisher campaign ids
-	"at_medium", "at_campaign", // AT Internet
-	"ref_src", "ref_url", // Twitter embeds
-	"spm", "scm", // Alibaba
-	"phpsessid", "jsessionid", "sessionid", "session_id", "aspsessionid*", "cfid", "cftoken", // session ids
-}
 
 // DefaultTracking returns a fresh copy of the tracking parameters stripped when a
 // Policy's Tracking is nil: utm_*, fbclid, gclid, mc_cid, session ids and the like.
 func DefaultTracking() []string {
-	return append([]string(nil), trackingTable[:]...)
+	return tracking.Default()
 }
 
 // Kind says what a Get is for; the ledger suspends articles but not feeds (S4),
@@ -116,23 +95,9 @@ func hostIn(key string, patterns []string) bool {
 	return false
 }
 
-// paramMatch reports whether the query key k matches the name or "prefix*" p,
-// without regard to case.
-func paramMatch(k, p string) bool {
-	if pre, ok := strings.CutSuffix(p, "*"); ok {
-		return len(k) >= len(pre) && strings.EqualFold(k[:len(pre)], pre)
-	}
-	return strings.EqualFold(k, p)
-}
-
-func paramIn(k string, list []string) bool {
-	for _, p := range list {
-		if paramMatch(k, p) {
-			return true
-		}
-	}
-	return false
-}
+// paramIn reports whether the query key k matches a name or "prefix*" in
+// list, without regard to case.
+func paramIn(k string, list []string) bool { return tracking.In(k, list) }
 
 // queryKey returns the decoded key of one raw "k=v" query pair.
 func queryKey(pair string) string {
