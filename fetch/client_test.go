@@ -17,7 +17,7 @@ func TestGet_V12_CompleteArticleWithProof(t *testing.T) {
 	web := politetest.NewWeb(t)
 	site := web.Site("news-1.example")
 	a := site.AddArticle(politetest.Article{})
-	p := testPolicy(Vault(), 10*time.Millisecond)
+	p := testPolicy(Vault(), auditInterval)
 	c := newClient(t, web, p)
 	res, err := c.Get(context.Background(), site.URL(a.Path))
 	if err != nil {

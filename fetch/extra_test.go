@@ -77,7 +77,7 @@ func TestHTTPClient_V10_ServiceAdoption(t *testing.T) {
 	s := web.Site("service.example")
 	a := s.AddArticle(politetest.Article{})
 	s.Misbehave("/away", politetest.Behaviour{Kind: politetest.RedirectToHTTP})
-	p := testPolicy(Vault(), 10*time.Millisecond)
+	p := testPolicy(Vault(), auditInterval)
 	c := newClient(t, web, p)
 	hc := c.HTTPClient()
 	if hc.Jar != nil || hc.Timeout != DefaultTimeout {
