@@ -24,7 +24,7 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 		Published: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC),
 	})
 	site.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.Forbidden})
-	doer := newPoliteDoer(web, 10*time.Millisecond)
+	doer := newPoliteDoer(web, 100*time.Millisecond)
 	ctx := context.Background()
 
 	res, err := (&Reader{Client: doer}).Read(ctx, site.URL("/feed.xml"))
@@ -62,7 +62,7 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 	if got != want {
 		t.Errorf("excerpt:\n got %+v\nwant %+v", got, want)
 	}
-	if rep := web.Audit(politetest.Policy{Interval: 10 * time.Millisecond, Slack: 5 * time.Millisecond}); !rep.OK() {
+	if rep := web.Audit(politetest.Policy{Interval: 100 * time.Millisecond, Slack: 50 * time.Millisecond}); !rep.OK() {
 		t.Error(rep)
 	}
 }

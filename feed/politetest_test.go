@@ -114,7 +114,7 @@ func TestPolitetest_V3_V4_D4(t *testing.T) {
 		// One article every 6 hours, the newest 1 hour before fixedNow.
 		site.AddArticle(politetest.Article{ID: 100 + i, Published: fixedNow.Add(-time.Hour - time.Duration(n-1-i)*6*time.Hour)})
 	}
-	const interval = 15 * time.Millisecond
+	const interval = 100 * time.Millisecond // arrival stamps can lag tens of ms on a loaded machine
 	doer := newPoliteDoer(web, interval)
 	ctx := context.Background()
 
@@ -189,7 +189,7 @@ func TestPolitetest_V3_V4_D4(t *testing.T) {
 		t.Errorf("sitemap walk yielded %d refs, want %d", count, n)
 	}
 
-	if rep := web.Audit(politetest.Policy{Interval: interval, Slack: interval / 3}); !rep.OK() {
+	if rep := web.Audit(politetest.Policy{Interval: interval, Slack: interval / 2}); !rep.OK() {
 		t.Fatal(rep)
 	}
 }
