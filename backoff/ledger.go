@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/publicsuffix"
+	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
 // Ledger is the per-host refusal ledger. The fetch chain asks [Ledger.Check]
@@ -67,23 +67,26 @@ func (l *Ledger) Sweep(ctx context.Context, now time.Time) (int, error) {
 	return 0, nil
 }
 
-// Key returns the record key for host: lowercase, without port, brackets
-// or trailing dot, and reduced to its registrable domain when PerSite is
-// set.
+// Key returns the record key for host: the one per-host key every politefetch
+// layer uses (lowercase, IDNA A-labels, no trailing dot; see internal/hostkey),
+// without any port, and reduced to its registrable domain when PerSite is
+// set. A name hostkey rejects is still keyed, lower-cased, so that it is
+// never let through unrecorded.
 func (l *Ledger) Key(host string) string {
-	h := strings.ToLower(strings.TrimSpace(host))
+	h := strings.TrimSpace(host)
+	if n, err := hostkey.Normalize(h); err == nil {
+		h = n
+	} else {
+		h = strings.TrimSuffix(strings.ToLower(h), ".")
+	}
 	if strings.IndexByte(h, ':') >= 0 {
 		if hh, _, err := net.SplitHostPort(h); err == nil {
 			h = hh
 		}
 		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 	}
-	h = strings.TrimSuffix(h, ".")
-	if !l.PerSite || net.ParseIP(h) != nil {
-		return h
-	}
-	if site, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
-		return site
+	if l.PerSite {
+		return hostkey.Site(h)
 	}
 	return h
 }

@@ -510,7 +510,8 @@ func TestVault_V12_HonoursRetryAfter(t *testing.T) {
 	}
 }
 
-// TestLedgerKeys: hosts are keyed without case, port or trailing dot, and
+// TestLedgerKeys: hosts are keyed without case, port or trailing dot, by
+// their IDNA A-label (P1: one host, one key, as in every other layer), and
 // PerSite shares one record per registrable domain.
 func TestLedgerKeys(t *testing.T) {
 	for _, tc := range []struct {
@@ -521,6 +522,10 @@ func TestLedgerKeys(t *testing.T) {
 		{false, "news.example.com:443", "news.example.com"},
 		{false, "news.example.com.", "news.example.com"},
 		{false, "[2001:db8::1]:443", "2001:db8::1"},
+		{false, "news.example.com:8443", "news.example.com"},
+		{false, "Bücher.Example", "xn--bcher-kva.example"}, // P1: the IDNA A-label, as every layer keys it
+		{false, "xn--bcher-kva.example.", "xn--bcher-kva.example"},
+		{true, "www.Bücher.Example:443", "xn--bcher-kva.example"},
 		{true, "www.bbc.co.uk", "bbc.co.uk"},
 		{true, "news.bbc.co.uk:443", "bbc.co.uk"},
 		{true, "blog.example.github.io", "example.github.io"},
