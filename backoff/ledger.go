@@ -297,13 +297,22 @@ type Event struct {
 // cool-down. Under a RetryAfterOnly policy a refusal sets no ladder step
 // and no suspension: only its Retry-After, if any, cools the host down. A
 // neutral 429 or 503 with a Retry-After cools the host down without a
-// strike. Observe returns the event it emitted (EventNone when
-// nothing changed). On a Store error nothing is recorded and the error is
-// returned.
+// strike. A refusal or a cool-down is stored even if ctx is cancelled
+// meanwhile (the Store gets ctx's values, not its cancellation). Observe
+// returns the event it emitted (EventNone when nothing changed). On a
+// Store error nothing is recorded and the error is returned.
 func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.Time) (Event, error) {
 	l.init()
 	key := l.Key(host)
 	v := l.pol.classify(o)
+	if v == Success {
+		// The common case, a success at a host with nothing against it,
+		// has nothing to clear: one read, no write. (A refusal recorded
+		// between this read and now stands, which is the polite side.)
+		if _, ok, err := l.store().Get(ctx, key); err == nil && !ok {
+			return Event{}, nil
+		}
+	}
 	var ev Event
 	var fn func(State, bool) (State, bool)
 	switch v {
@@ -380,7 +389,13 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 			return cur, !cur.idle(now)
 		}
 	}
-	if err := l.store().Update(ctx, key, fn); err != nil {
+	uctx := ctx
+	if v != Success {
+		// A refusal or a cool-down is recorded even if the caller gives up
+		// at this very moment.
+		uctx = context.WithoutCancel(ctx)
+	}
+	if err := l.store().Update(uctx, key, fn); err != nil {
 		return Event{}, err
 	}
 	l.emit(ctx, ev)

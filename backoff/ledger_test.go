@@ -674,3 +674,42 @@ func TestStrictNews_S3_RobotsRefusal(t *testing.T) {
 		t.Fatalf("robots.txt 200 afterwards: %+v, want cleared", ev)
 	}
 }
+
+// ctxStore is a MemStore that refuses to work under a cancelled context, as
+// a networked store would.
+type ctxStore struct{ backoff.MemStore }
+
+func (s *ctxStore) Update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.MemStore.Update(ctx, key, fn)
+}
+
+// TestObserve_S4_RefusalOutlivesCancelledCaller: a caller that gives up as
+// the refusal arrives still leaves the host cooling down; a success at a
+// host with nothing against it writes nothing.
+func TestObserve_S4_RefusalOutlivesCancelledCaller(t *testing.T) {
+	store := &ctxStore{}
+	l := &backoff.Ledger{Store: store}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := l.Observe(cancelled, "news.example", refusal(429), t0); err != nil {
+		t.Fatalf("Observe under a cancelled context: %v", err)
+	}
+	if d := l.Check(ctx, "news.example", backoff.Article, t0.Add(time.Minute)); d.Allowed {
+		t.Fatalf("a refusal observed under a cancelled context was lost: %+v", d)
+	}
+	if ev, err := l.Observe(cancelled, "quiet.example", backoff.Outcome{Status: 200}, t0); err != nil || ev.Type != backoff.EventNone {
+		t.Fatalf("success at a quiet host = %v, %v; want no event, no error", ev, err)
+	}
+	if _, ok, _ := store.Get(ctx, "quiet.example"); ok {
+		t.Fatal("a success at a quiet host left a record")
+	}
+	quiet := &backoff.Ledger{}
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = quiet.Observe(ctx, "quiet.example", backoff.Outcome{Status: 200}, t0)
+	}); n != 0 {
+		t.Errorf("Observe of a success at a quiet host: %v allocs, want 0", n)
+	}
+}

@@ -20,6 +20,9 @@ type callInfo struct {
 	rec     *recorder // &recorder for a Get; nil for robots.txt fetches
 	wrote   *paceSlot // the slot of the hop in flight: its write moves the pacer's start
 
+	url       *url.URL // the Get's first request URL, and its String()
+	urlString string
+
 	recorder recorder
 
 	keyMu   sync.Mutex

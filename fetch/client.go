@@ -308,7 +308,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	if err := c.admit(ctx, u, src); err != nil {
 		return nil, err
 	}
-	u = Clean(u, c.policy.Tracking, src.Params)
+	cleanInPlace(u, c.policy.Tracking, src.Params) // u is ours: parsed above
 	if k, err := hostKey(ctx, u); err == nil {
 		u.Host = k // one host, one key: the wire carries the normalised name
 		call.keyHost, call.key = k, k
@@ -323,12 +323,13 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	}
 	// The request is built on the URL already parsed and cleaned (what
 	// http.NewRequestWithContext would make of its string, without parsing it
-	// again).
+	// again; Host is left empty, so the URL's host goes on the wire).
 	req := (&http.Request{
-		Method: http.MethodGet, URL: u, Host: u.Host, Header: make(http.Header),
+		Method: http.MethodGet, URL: u, Header: make(http.Header),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}).WithContext(ctx)
 	us := u.String()
+	call.url, call.urlString = u, us // the first hop's URL, as a string once
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		var ue *url.Error

@@ -84,6 +84,9 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 // Ledger is what [LedgerGate] consults and teaches; *backoff.Ledger satisfies it.
 type Ledger interface {
 	Check(ctx context.Context, host string, kind backoff.Kind, now time.Time) backoff.Decision
+	// Observe must record a refusal even when ctx is cancelled meanwhile,
+	// as *backoff.Ledger does: the caller may give up as the refusal
+	// arrives, and the host must still get its cool-down.
 	Observe(ctx context.Context, host string, o backoff.Outcome, now time.Time) (backoff.Event, error)
 }
 
@@ -166,8 +169,9 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
-	// A refusal is recorded even if the caller gives up at this very moment.
-	_, _ = g.Ledger.Observe(context.WithoutCancel(ctx), host, o, clk.Now())
+	// The Ledger records a refusal even if the caller gives up at this very
+	// moment (see the Ledger interface).
+	_, _ = g.Ledger.Observe(ctx, host, o, clk.Now())
 	return resp, nil
 }
 

@@ -28,8 +28,13 @@ type Identity struct {
 
 // identityValues are the header values every request shares: made once, never
 // modified (layers below replace a header's values; they never edit them).
+// plain is the whole header of a request with nothing of its own (no
+// credential for its host, no Accept or Referer of its Get): shared by all
+// such requests, since no layer below may modify a request's header (the
+// http.RoundTripper contract; Validators clones before adding to it).
 type identityValues struct {
 	ua, accept, identity []string
+	plain                http.Header
 }
 
 func (id *Identity) values() *identityValues {
@@ -43,6 +48,7 @@ func (id *Identity) values() *identityValues {
 			accept = DefaultAccept
 		}
 		id.vals = identityValues{ua: []string{ua}, accept: []string{accept}, identity: []string{"identity"}}
+		id.vals.plain = http.Header{"User-Agent": id.vals.ua, "Accept": id.vals.accept, "Accept-Encoding": id.vals.identity}
 	})
 	return &id.vals
 }
@@ -56,6 +62,20 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	*r = *req
 	r.Close = false
 	v := id.values()
+	cred := &id.Credential
+	if call != nil && call.source != nil {
+		cred = &call.source.Credential
+	}
+	credHost := false
+	if cred.Header != "" && len(cred.Hosts) > 0 {
+		if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
+			credHost = true
+		}
+	}
+	if !credHost && (call == nil || call.accept == "" && call.referer == "") {
+		r.Header = v.plain
+		return next(id.Next).RoundTrip(r)
+	}
 	h := make(http.Header, 4)
 	h["User-Agent"] = v.ua
 	h["Accept"] = v.accept
@@ -63,14 +83,8 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		h["Accept"] = []string{call.accept}
 	}
 	h["Accept-Encoding"] = v.identity
-	cred := &id.Credential
-	if call != nil && call.source != nil {
-		cred = &call.source.Credential
-	}
-	if cred.Header != "" && len(cred.Hosts) > 0 {
-		if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
-			h.Set(cred.Header, cred.Value)
-		}
+	if credHost {
+		h.Set(cred.Header, cred.Value)
 	}
 	if call != nil && call.referer != "" {
 		h["Referer"] = []string{call.referer}

@@ -103,14 +103,15 @@ func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 // calls do nothing) and how long it waited. min lengthens the interval before this
 // request (a Crawl-delay). It returns ctx.Err() if ctx ends first.
 func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
-	s, waited, err := p.wait(ctx, key, min)
+	waited, err = p.wait(ctx, key, min)
 	if err != nil {
 		return nil, waited, err
 	}
+	s := &paceSlot{p: p, key: key}
 	return s.release, waited, nil
 }
 
-// paceSlot is one granted in-flight slot.
+// paceSlot is one granted in-flight slot: its release gives it back once.
 type paceSlot struct {
 	p    *Pacer
 	key  string
@@ -123,10 +124,13 @@ func (s *paceSlot) release() {
 	}
 }
 
-func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (*paceSlot, time.Duration, error) {
-	s, waited, err := p.waitLocal(ctx, key, min)
+// wait blocks until a request to key may start and takes an in-flight slot
+// for it, which the caller gives back with p.release(key) (once); on error
+// no slot is held.
+func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (time.Duration, error) {
+	waited, err := p.waitLocal(ctx, key, min)
 	if err != nil || p.Schedule == nil {
-		return s, waited, err
+		return waited, err
 	}
 	// The shared schedule: reserve this start among every process's, and wait
 	// for it holding the local slot.
@@ -135,27 +139,27 @@ func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (*paceS
 	lo, _, _ := p.limits()
 	start, err := p.Schedule.Reserve(ctx, key, now, max(lo, min))
 	if err != nil {
-		s.release()
-		return nil, waited, err
+		p.release(key)
+		return waited, err
 	}
 	if d := start.Sub(now); d > 0 {
 		select {
 		case <-clk.After(d):
 		case <-ctx.Done():
-			s.release()
-			return nil, waited + clk.Now().Sub(now), ctx.Err()
+			p.release(key)
+			return waited + clk.Now().Sub(now), ctx.Err()
 		}
 		waited += d
 		p.markStart(key)
 	}
-	return s, waited, nil
+	return waited, nil
 }
 
-func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (*paceSlot, time.Duration, error) {
+func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	_, _, n := p.limits()
 
@@ -173,7 +177,7 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (*
 	if len(st.queue) == 0 && st.inflight < n && (st.last.IsZero() || !start.Before(st.last.Add(max(st.gap, min)))) {
 		p.grantLocked(st, start, min)
 		p.mu.Unlock()
-		return &paceSlot{p: p, key: key}, 0, nil
+		return 0, nil
 	}
 	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
 	st.queue = append(st.queue, w)
@@ -187,7 +191,7 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (*
 				p.grantLocked(st, now, w.min)
 				p.wakeHeadLocked(st)
 				p.mu.Unlock()
-				return &paceSlot{p: p, key: key}, now.Sub(start), nil
+				return now.Sub(start), nil
 			}
 			timer = clk.After(ready.Sub(now))
 		}
@@ -207,7 +211,7 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (*
 				}
 			}
 			p.mu.Unlock()
-			return nil, clk.Now().Sub(start), ctx.Err()
+			return clk.Now().Sub(start), ctx.Err()
 		}
 		p.mu.Lock()
 	}
@@ -276,7 +280,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		closeBody(req)
 		return nil, err
 	}
-	slot, waited, err := p.wait(ctx, key, minGapFrom(ctx))
+	waited, err := p.wait(ctx, key, minGapFrom(ctx))
 	call := callFrom(ctx)
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
@@ -288,19 +292,22 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	// The interval counts from the moment the request is on the wire, not from the
 	// grant: a new connection's handshake must not eat into the next interval. In a
 	// Client's chain the hop recorder reports the write; on its own the Pacer
-	// traces it.
+	// traces it. The slot lives in the body that gives it back (one
+	// allocation for both).
+	rb := &releaseBody{slot: paceSlot{p: p, key: key}}
 	if call != nil {
-		call.wrote = slot
+		call.wrote = &rb.slot
 	} else {
 		trace := &httptrace.ClientTrace{WroteHeaders: func() { p.markStart(key) }}
 		req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	}
 	resp, err := next(nextRT).RoundTrip(req)
 	if err != nil {
-		slot.release()
+		rb.slot.release()
 		return nil, err
 	}
-	resp.Body = &releaseBody{rc: resp.Body, slot: slot}
+	rb.rc = resp.Body
+	resp.Body = rb
 	return resp, nil
 }
 
@@ -320,7 +327,7 @@ func (p *Pacer) markStart(key string) {
 // hold), in which case the slot goes back when that layer lets go.
 type releaseBody struct {
 	rc   io.ReadCloser
-	slot *paceSlot
+	slot paceSlot
 
 	mu   sync.Mutex
 	held bool // a layer above is still reading the start of the body

@@ -22,7 +22,7 @@ type Result struct {
 	Decoded        int64            // len(Body)
 	CodingsRemoved []string         // the content-codings removed, in the order they were applied
 	NotModified    bool             // a 304: the validators still hold, nothing was read (D4)
-	Hops           []provenance.Hop // every request on the wire, in order, redirects first
+	Hops           []provenance.Hop // every request on the wire, in order, redirects first; each Chain is shared with its connection's other hops: read only
 	Proof          *provenance.Proof
 	Timings        Timings
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,13 +285,17 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		var t Timings
 		var hop provenance.Hop
 		if conn != nil {
-			hop = conn.hop
-			hop.Chain = slices.Clone(hop.Chain)
+			hop = conn.hop // its Chain is the connection's, shared read-only (as resp.TLS is)
 			if !reused {
 				t.DNS, t.Connect, t.TLS = conn.dns, conn.tcp, conn.handshake
 			}
 		}
-		hop.URL, hop.Status, hop.Location = req.URL.String(), resp.StatusCode, resp.Header.Get("Location")
+		if c := ht.call; c != nil && req.URL == c.url {
+			hop.URL = c.urlString
+		} else {
+			hop.URL = req.URL.String()
+		}
+		hop.Status, hop.Location = resp.StatusCode, resp.Header.Get("Location")
 		if !wrote.IsZero() && !first.IsZero() {
 			t.FirstByte = first.Sub(wrote)
 		}

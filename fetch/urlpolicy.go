@@ -114,6 +114,12 @@ func queryKey(pair string) string {
 // removed as well when "jsessionid" is tracked. u is not modified.
 func Clean(u *url.URL, tracking, keep []string) *url.URL {
 	c := *u
+	cleanInPlace(&c, tracking, keep)
+	return &c
+}
+
+// cleanInPlace is Clean on a URL the caller owns.
+func cleanInPlace(c *url.URL, tracking, keep []string) {
 	c.Fragment, c.RawFragment = "", ""
 	if c.RawQuery != "" {
 		pairs := strings.Split(c.RawQuery, "&")
@@ -135,7 +141,6 @@ func Clean(u *url.URL, tracking, keep []string) *url.URL {
 		c.Path = c.Path[:i]
 		c.RawPath = ""
 	}
-	return &c
 }
 
 // addedParams returns the query keys of next that prev lacks and keep does not

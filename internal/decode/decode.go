@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
@@ -208,26 +209,42 @@ func codingErr(coding string, err error) error {
 // maxChunk bounds the chunks readCapped allocates once its hint is spent.
 const maxChunk = 4 << 20
 
+// firstChunk is the size of the first chunk of a body of unknown length. It
+// comes from a pool and the bytes are copied out at the end, so a small body
+// costs one allocation of its exact size.
+const firstChunk = 32 << 10
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, firstChunk); return &b }}
+
 // readCapped reads r until io.EOF or until it holds limit+1 bytes, whichever
-// comes first, and never asks r for more than limit+1 bytes. It fills
-// chunks that start at hint bytes (or 32 KiB) and double, so a reader that
-// stops early costs little; a body of n bytes costs about 2n bytes of
-// allocation, one of exactly hint bytes costs n+1. It returns the bytes read
-// (nil when over limit), their number and any error other than io.EOF.
+// comes first, and never asks r for more than limit+1 bytes. A body of known
+// length (hint > 0) is read into one buffer of hint bytes. Otherwise the
+// first firstChunk bytes go into a pooled buffer and the rest into chunks
+// that double, so a reader that stops early costs little; at the end the
+// bytes are copied into one slice of their exact size. It returns the bytes
+// read (nil when over limit), their number and any error other than io.EOF.
 func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
-	remaining := limit + 1
-	r = io.LimitReader(r, remaining) // the chunk sizes keep to it too
-	size := hint
-	if size <= 0 {
-		size = 32 << 10
-	}
+	remaining := limit + 1 // every chunk is cut to it, so r is never asked for more
 	var (
 		chunks [][]byte
+		one    [1][]byte // chunks' backing array for the common single chunk
 		total  int
 		err    error
+		pooled *[]byte
 	)
+	chunks = one[:0]
+	size := hint
+	if size <= 0 {
+		pooled = chunkPool.Get().(*[]byte)
+		size = firstChunk
+	}
 	for remaining > 0 && err == nil {
-		buf := make([]byte, min(size, remaining))
+		var buf []byte
+		if pooled != nil && len(chunks) == 0 {
+			buf = (*pooled)[:min(size, remaining)]
+		} else {
+			buf = make([]byte, min(size, remaining))
+		}
 		n := 0
 		empty := 0
 		for n < len(buf) && err == nil {
@@ -245,13 +262,16 @@ func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
 		remaining -= int64(n)
 		size = min(2*size, maxChunk)
 	}
+	if pooled != nil {
+		defer chunkPool.Put(pooled)
+	}
 	if err == io.EOF {
 		err = nil
 	}
 	if remaining == 0 {
 		return nil, int64(total), err // over the limit: the bytes are not wanted
 	}
-	if len(chunks) == 1 {
+	if len(chunks) == 1 && pooled == nil {
 		return chunks[0], int64(total), err
 	}
 	out := make([]byte, 0, total)
