@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/politefetch/politefetch/politetest"
@@ -63,7 +65,7 @@ type recorded struct {
 	body   []byte
 }
 
-func readRecorded(t *testing.T, file string) recorded {
+func readRecorded(t testing.TB, file string) recorded {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "challenge", file))
 	if err != nil {
@@ -203,6 +205,164 @@ func TestDetectChallengeReadsOnlyThePeek(t *testing.T) {
 		body := append(bytes.Repeat([]byte(" "), tc.pad), marker...)
 		if _, got := DetectChallenge(503, nil, body); got != tc.want {
 			t.Errorf("pad %d: detected %v, want %v", tc.pad, got, tc.want)
+		}
+	}
+}
+
+// detectRef is the first implementation of detect, kept as the reference
+// the fast one must agree with on every input (FuzzDetectChallenge) and as
+// the anchor of BenchmarkDetectChallenge: every needle of every row is one
+// bytes.Contains over the body.
+func detectRef(status int, h http.Header, body []byte) int {
+	if len(body) > ChallengePeek {
+		body = body[:ChallengePeek]
+	}
+	denial := status == 403 || status == 429 || status == 503
+	for i := range markers {
+		m := &markers[i]
+		if m.denial && !denial {
+			continue
+		}
+		if m.header != "" && !headerHasRef(h, m.header, m.value) {
+			continue
+		}
+		if !bodyHasAllRef(body, m.body) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+func headerHasRef(h http.Header, name, value string) bool {
+	vs := h.Values(name)
+	if len(vs) == 0 {
+		return false
+	}
+	if value == "" {
+		return true
+	}
+	for _, v := range vs {
+		if strings.Contains(strings.ToLower(v), value) {
+			return true
+		}
+	}
+	return false
+}
+
+func bodyHasAllRef(body []byte, subs []string) bool {
+	for _, s := range subs {
+		if !bytes.Contains(body, []byte(s)) {
+			return false
+		}
+	}
+	return true
+}
+
+// fuzzHeader builds the headers FuzzDetectChallenge and
+// TestDetectMatchesReference test with: bit i of present sets the i-th of
+// Cf-Mitigated (cf), Server (server, split at '|' into several values),
+// X-Datadome, X-Dd-B, X-Iinfo and X-Sucuri-Id (other).
+func fuzzHeader(present uint8, cf, server, other string) http.Header {
+	h := http.Header{}
+	for i, name := range []string{"Cf-Mitigated", "Server", "X-Datadome", "X-Dd-B", "X-Iinfo", "X-Sucuri-Id"} {
+		if present&(1<<i) == 0 {
+			continue
+		}
+		switch name {
+		case "Cf-Mitigated":
+			h[name] = []string{cf}
+		case "Server":
+			h[name] = strings.Split(server, "|")
+		default:
+			h[name] = []string{other}
+		}
+	}
+	return h
+}
+
+// FuzzDetectChallenge checks detect against detectRef, the naive
+// implementation it replaced, on any status, headers and body. Seeds in
+// testdata/fuzz/FuzzDetectChallenge hold bodies made of the needles,
+// overlapping and near-miss needles, needles at either end of the peek and
+// straddling it, bodies dense in the bytes the search anchors on, and
+// header values with capitals and non-ASCII letters.
+func FuzzDetectChallenge(f *testing.F) {
+	f.Add(200, uint8(0), "", "", "", []byte(nil))
+	f.Fuzz(func(t *testing.T, status int, present uint8, cf, server, other string, body []byte) {
+		h := fuzzHeader(present, cf, server, other)
+		if got, want := detect(status, h, body), detectRef(status, h, body); got != want {
+			t.Fatalf("detect = %d, detectRef = %d", got, want)
+		}
+	})
+}
+
+// TestDetectMatchesReference checks detect against detectRef on bodies
+// pieced together at random from the needles, their prefixes and
+// suffixes, runs of the bytes the search anchors on, and filler, some
+// longer than ChallengePeek with the pieces near its edge.
+func TestDetectMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	anchors := "wJgq|D&_x-f'#mCAIWjvyR.=!/"
+	piece := func() string {
+		n := needles[rng.IntN(len(needles))]
+		switch rng.IntN(8) {
+		case 0, 1:
+			return n
+		case 2:
+			return n[:rng.IntN(len(n))]
+		case 3:
+			return n[rng.IntN(len(n)):]
+		case 4: // one byte changed
+			b := []byte(n)
+			b[rng.IntN(len(b))] ^= 1 << rng.IntN(7)
+			return string(b)
+		case 5:
+			return strings.Repeat(string(anchors[rng.IntN(len(anchors))]), 1+rng.IntN(300))
+		case 6:
+			return string(articlePage[:rng.IntN(200)])
+		}
+		return " "
+	}
+	statuses := []int{200, 403, 429, 503, 404, 0}
+	servers := []string{"", "nginx", "Sucuri/Cloudproxy", "cloudflare|SUCURI/CLOUDPROXY", "Sucurİ/Cloudproxy"}
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for range n {
+		var b strings.Builder
+		if rng.IntN(8) == 0 { // around the edge of the peek
+			b.WriteString(strings.Repeat("a", ChallengePeek-rng.IntN(100)))
+		}
+		for range rng.IntN(12) {
+			b.WriteString(piece())
+		}
+		body := []byte(b.String())
+		status := statuses[rng.IntN(len(statuses))]
+		h := fuzzHeader(uint8(rng.IntN(64)), []string{"", "challenge", "Managed-Challenge"}[rng.IntN(3)], servers[rng.IntN(len(servers))], "1")
+		if got, want := detect(status, h, body), detectRef(status, h, body); got != want {
+			t.Fatalf("status %d, header %v, body %q: detect = %d, detectRef = %d", status, h, body, got, want)
+		}
+	}
+}
+
+// TestDetectChallengeAllocs: detect allocates nothing, on ordinary pages
+// and on challenge and denial pages, header values with capitals included.
+func TestDetectChallengeAllocs(t *testing.T) {
+	html := http.Header{"Content-Type": {"text/html"}, "Server": {"Apache/2.4.62 (Debian)"}}
+	pages := []recorded{
+		{200, html, articlePage},
+		{200, html, scriptPage},
+		{403, html, articlePage},
+		{429, http.Header{"Server": {"Sucuri/Cloudproxy"}}, nil},
+	}
+	for _, c := range challengePages {
+		pages = append(pages, readRecorded(t, c.file))
+	}
+	for _, p := range pages {
+		if n := testing.AllocsPerRun(100, func() { detect(p.status, p.header, p.body) }); n != 0 {
+			t.Errorf("status %d, %d-byte body: %v allocs per call, want 0", p.status, len(p.body), n)
 		}
 	}
 }
