@@ -1,10 +1,19 @@
 package fetch
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -36,11 +45,7 @@ func cpuTime() time.Duration {
 func BenchmarkOverhead(b *testing.B) {
 	web := politetest.NewWeb(b)
 	site := web.Site("bench.example")
-	page := strings.Repeat("<p>An article paragraph of ordinary length.</p>\n", 200) // ~10 KB, no validators
-	site.Handle("/bench", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, page)
-	}))
+	handleBench(site)
 	url := site.URL("/bench")
 	report := func(b *testing.B, start time.Duration) {
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
@@ -72,6 +77,133 @@ func BenchmarkOverhead(b *testing.B) {
 			res, err := c.Get(context.Background(), url)
 			if err != nil || res.Status != 200 {
 				b.Fatal(err)
+			}
+		}
+		report(b, start)
+	})
+}
+
+// benchWebEnv, when set, makes the test binary serve the benchmark's page from a
+// politetest web and nothing else (see serveBenchWeb).
+const benchWebEnv = "POLITEFETCH_BENCH_WEB"
+
+// benchPage is the page both overhead benchmarks read: ~10 KB of HTML, no
+// validators, sent chunked (no Content-Length), as many CMSs do.
+var benchPage = strings.Repeat("<p>An article paragraph of ordinary length.</p>\n", 200)
+
+func handleBench(site *politetest.Site) {
+	site.Handle("/bench", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, benchPage)
+	}))
+}
+
+// serveBenchWeb runs a politetest web with the benchmark's page, prints its
+// address and its CA certificate (PEM) on stdout, and serves until stdin closes.
+func serveBenchWeb() {
+	web, err := politetest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	handleBench(web.Site("bench.example"))
+	fmt.Println(web.Addr())
+	pem.Encode(os.Stdout, &pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})
+	io.Copy(io.Discard, os.Stdin)
+	web.Close()
+}
+
+// startRemoteWeb starts serveBenchWeb in a child process and returns its address
+// and CA pool.
+func startRemoteWeb(b *testing.B) (string, *x509.CertPool) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchWebEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	out := bufio.NewReader(stdout)
+	addr, err := out.ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ca bytes.Buffer
+	for !strings.Contains(ca.String(), "END CERTIFICATE") {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		ca.WriteString(line)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca.Bytes()) {
+		b.Fatal("no CA certificate from the child web")
+	}
+	return strings.TrimSpace(addr), pool
+}
+
+// fixedResolver resolves every name to one address (the child web's).
+type fixedResolver netip.Addr
+
+func (r fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.Addr(r)}, nil
+}
+
+// BenchmarkOverheadClientCPU is BenchmarkOverhead with the web in a child
+// process, so cpu-ns/op is the client's CPU alone: what the chain costs the
+// service that uses it, against a bare http.Transport reading the same page.
+//
+//	go test -run '^$' -bench OverheadClientCPU -benchmem ./fetch/
+func BenchmarkOverheadClientCPU(b *testing.B) {
+	addr, pool := startRemoteWeb(b)
+	ap := netip.MustParseAddrPort(addr)
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	url := "https://bench.example/bench"
+	report := func(b *testing.B, start time.Duration) {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("bare", func(b *testing.B) {
+		tr := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}
+		defer tr.CloseIdleConnections()
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			resp, err := tr.RoundTrip(mustGet(url))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadAll(resp.Body); err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		report(b, start)
+	})
+	b.Run("chain", func(b *testing.B) {
+		p := testPolicy(Digest(), time.Nanosecond)
+		c, err := New(p, WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			res, err := c.Get(context.Background(), url)
+			if err != nil || res.Status != 200 {
+				b.Fatal(res, err)
 			}
 		}
 		report(b, start)
@@ -157,6 +289,29 @@ func BenchmarkSchedule(b *testing.B) {
 			}
 		}
 		span := last.Sub(first)
+		// Where the time beyond the ideal went: hosts starting late (the
+		// first start of the last host to begin), and each host's own drift
+		// (its last start minus its first, beyond 20 intervals).
+		firstAt := map[string]time.Time{}
+		lastAt := map[string]time.Time{}
+		for _, r := range reqs {
+			if f, ok := firstAt[r.Host]; !ok || r.Start.Before(f) {
+				firstAt[r.Host] = r.Start
+			}
+			if l, ok := lastAt[r.Host]; !ok || r.Start.After(l) {
+				lastAt[r.Host] = r.Start
+			}
+		}
+		var lateStart, drift, maxDrift time.Duration
+		for h, f := range firstAt {
+			lateStart = max(lateStart, f.Sub(first))
+			d := lastAt[h].Sub(f) - pages*time.Second
+			drift += d
+			maxDrift = max(maxDrift, d)
+		}
+		b.ReportMetric(lateStart.Seconds(), "late-start-s")
+		b.ReportMetric(drift.Seconds()/float64(len(firstAt)), "drift-mean-s")
+		b.ReportMetric(maxDrift.Seconds(), "drift-max-s")
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(span.Seconds(), "span-s")
 		b.ReportMetric(span.Seconds()/20.2, "x-ideal")

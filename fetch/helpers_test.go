@@ -14,6 +14,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(benchWebEnv) != "" {
+		serveBenchWeb() // the far end of BenchmarkOverhead/remote, in its own process
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
