@@ -97,8 +97,12 @@ type Policy struct {
 	ChallengeCooldown time.Duration
 	// Slack is a tolerance taken off every required gap (interval,
 	// Crawl-delay, cool-down), for clients that pace by their own send
-	// times: the web times arrivals (see [Request.Start]), which scheduling
-	// on a loaded machine can shift by milliseconds. 0: none.
+	// times. On Linux request starts are the kernel's receive times (see
+	// [Request.Start]), so a millisecond or two covers clock granularity
+	// however loaded the machine; elsewhere starts are when the web began
+	// handling, which scheduling on a loaded machine can shift by tens of
+	// milliseconds. (Cool-downs are judged by Arrived, which only lags:
+	// in the client's favour.) 0: none.
 	Slack time.Duration
 	// Ignore lists rules not to check.
 	Ignore []Rule

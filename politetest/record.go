@@ -17,14 +17,33 @@ type Request struct {
 	// [Web.Connections]).
 	Conn int
 	// Arrived is when the request's headers had been read and the web began
-	// handling it (wall time, before any simulated latency).
+	// handling it (wall time, before any simulated latency). On a loaded
+	// machine that can be tens of milliseconds after the bytes came (see
+	// Start).
 	Arrived time.Time
-	// Start is when the auditor counts the request as started: Arrived,
-	// except for the first request on a new connection, where it is the
-	// moment the web accepted that connection. So the TCP and TLS
-	// handshakes, which delay only the first request on a connection, do
-	// not count against a client that paces its sends. (A connection dialled
-	// ahead and left idle therefore counts from its opening: stricter.)
+	// Start is when the auditor counts the request as started: when its
+	// bytes reached the web, however late the web got round to them.
+	//
+	// On Linux that is the kernel's receive timestamp (SO_TIMESTAMPNS) of
+	// the first data the connection read after the previous request on it
+	// began: for a client that does not pipeline, this request's bytes
+	// (a read of several segments carries the latest one's time). A
+	// request already read along with the previous one (pipelining) gets
+	// the time of the latest data read before that one began. A start is
+	// never later than Arrived. Elsewhere, or when the kernel gave no
+	// stamp, Start is Arrived.
+	//
+	// The first request on a connection starts when the connection
+	// opened: when the web accepted it or, on Linux, when its first bytes
+	// (the TLS ClientHello) reached the kernel if that was earlier. So the
+	// TCP and TLS handshakes, which delay only the first request on a
+	// connection, do not count against a client that paces its sends. (A
+	// connection dialled ahead and left idle therefore counts from its
+	// opening: stricter.)
+	//
+	// Kernel times carry no monotonic clock reading; compare them with
+	// the other times by wall clock (as [time.Time.Sub] and Before do when
+	// one side lacks it).
 	Start time.Time
 	// Finished is when the site's handler returned: the response has been
 	// written, aborted or cut. It is zero while the request is in flight.

@@ -3,7 +3,6 @@ package politetest
 import (
 	"hash/fnv"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/netip"
 	"sort"
@@ -282,7 +281,8 @@ func (s *Site) reset(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	if tc, ok := rawConn(conn).(*net.TCPConn); ok {
+	// A *net.TCPConn, or the stamping wrapper around one (stampConn).
+	if tc, ok := rawConn(conn).(interface{ SetLinger(sec int) error }); ok {
 		tc.SetLinger(0)
 	}
 	conn.Close()

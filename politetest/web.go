@@ -122,8 +122,10 @@ func Start() (*Web, error) {
 		ErrorLog:          quiet,
 		ReadHeaderTimeout: 30 * time.Second,
 	}
-	w.tlsLn = tls.NewListener(rawTLS, tlsConf)
-	w.plainLn = rawPlain
+	// Both servers' connections carry the kernel's receive times where
+	// the system gives them (see stampListen).
+	w.tlsLn = tls.NewListener(stampListen(rawTLS), tlsConf)
+	w.plainLn = stampListen(rawPlain)
 	go w.tlsSrv.Serve(w.tlsLn)
 	go w.plainSrv.Serve(w.plainLn)
 	return w, nil
@@ -334,7 +336,7 @@ func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
 	w.conns = append(w.conns, rec)
 	w.connByNC[rawConn(c)] = rec
 	w.logMu.Unlock()
-	return context.WithValue(ctx, connKey{}, rec)
+	return withStamper(context.WithValue(ctx, connKey{}, rec), c)
 }
 
 func (w *Web) connState(c net.Conn, st http.ConnState) {
@@ -390,7 +392,15 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	site.serve(cw, r)
 }
 
+// begin records a request as it begins handling. Its Start is, for the
+// first request on a connection, the connection's opening (the accept, or
+// the kernel's receive time of its first bytes if earlier), and for a later
+// one the kernel's receive time of its bytes where the connection has one
+// (see receiveStamper), else now. Kernel times are wall clock only, so they
+// are compared with the web's times by wall clock.
 func (w *Web) begin(r *http.Request) *Request {
+	// Mark first, so the stamp is of data read before now.
+	recv, stamped := receivedAt(r.Context())
 	now := time.Now()
 	rec := &Request{
 		Arrived: now,
@@ -415,8 +425,23 @@ func (w *Web) begin(r *http.Request) *Request {
 	rec.Start = now
 	if c != nil {
 		rec.Conn = c.ID
-		if c.Requests == 0 && c.Opened.Before(now) {
-			rec.Start = c.Opened
+		switch {
+		case c.Requests == 0:
+			// The connection's opening: when the web accepted it or,
+			// if earlier, when its first bytes (a TLS ClientHello)
+			// reached the kernel: an accept the web ran late must not
+			// shorten the gap to the next request either.
+			if c.Opened.Before(now) {
+				rec.Start = c.Opened
+			}
+			if stamped && recv.Before(rec.Start) {
+				rec.Start = recv
+			}
+		case stamped:
+			rec.Start = recv
+			if recv.After(now) { // only a stepped clock could do this
+				rec.Start = now
+			}
 		}
 		c.Requests++
 		if c.Host == "" {

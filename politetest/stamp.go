@@ -1,0 +1,51 @@
+package politetest
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Request starts are timed by when the request's bytes reached the server,
+// not by when the server got round to them: under load the web's goroutines
+// run late (tens of milliseconds), and a start stamped at handling time would
+// make a client that wrote two requests a full interval apart look rude. On
+// Linux the web's listeners are wrapped (see stampListen in stamp_linux.go)
+// so that every accepted connection's reads carry the kernel's receive
+// timestamp; elsewhere connections are left alone and a request starts when
+// the web begins handling it.
+
+// receiveStamper is an accepted connection that knows when the data it read
+// reached the kernel.
+type receiveStamper interface {
+	// markRequest is called as each request on the connection begins
+	// handling. It returns the kernel receive time of the first data read
+	// since the previous call or, when nothing was read since (the
+	// request had been read along with the previous one), of the latest
+	// data read before it; then it starts a new mark. ok is false when
+	// the connection has no stamp to give.
+	markRequest() (at time.Time, ok bool)
+}
+
+// stampKey is the context key of a connection's receiveStamper.
+type stampKey struct{}
+
+// withStamper returns ctx carrying c's receiveStamper, if c (or the raw
+// connection under a TLS one) has one.
+func withStamper(ctx context.Context, c net.Conn) context.Context {
+	if s, ok := rawConn(c).(receiveStamper); ok {
+		return context.WithValue(ctx, stampKey{}, s)
+	}
+	return ctx
+}
+
+// receivedAt returns when the request's bytes reached the kernel, as the
+// request's connection stamped them (see receiveStamper), and starts the
+// connection's next mark. ok is false without a stamp.
+func receivedAt(ctx context.Context) (at time.Time, ok bool) {
+	s, _ := ctx.Value(stampKey{}).(receiveStamper)
+	if s == nil {
+		return time.Time{}, false
+	}
+	return s.markRequest()
+}
