@@ -3,7 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +110,89 @@ func TestDigestOf_SameAsProvenance(t *testing.T) {
 		if got, want := digestOf(b), provenance.DigestOf(b); got != want {
 			t.Errorf("digestOf(%d bytes) = %q, want %q", len(b), got, want)
 		}
+	}
+}
+
+// gatedConn holds its next Write, once armed, until the test opens the gate.
+type gatedConn struct {
+	net.Conn
+	armed   *atomic.Bool
+	waiting chan<- struct{}
+	open    <-chan struct{}
+}
+
+func (c gatedConn) Write(p []byte) (int, error) {
+	if c.armed.CompareAndSwap(true, false) {
+		c.waiting <- struct{}{}
+		<-c.open
+	}
+	return c.Conn.Write(p)
+}
+
+// TestPacer_D2_IntervalCountsFromTheWrite: the host's last start is the
+// moment the request's bytes were handed to the kernel, not the grant nor Go's
+// WroteHeaders hook (which fires before the transport flushes): a request whose
+// write is held 300 ms (on the client's manual clock) moves the next start
+// 300 ms later, so a server never sees two starts closer than the interval
+// however late a write leaves.
+func TestPacer_D2_IntervalCountsFromTheWrite(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	site := web.Site("news-1.example")
+	a := site.AddArticle(politetest.Article{})
+	b := site.AddArticle(politetest.Article{})
+	clk := clock.NewManual(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	const interval = time.Hour
+	var armed atomic.Bool
+	waiting, open := make(chan struct{}), make(chan struct{})
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := web.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return gatedConn{Conn: conn, armed: &armed, waiting: waiting, open: open}, nil
+	}
+	c := newClient(t, web, testPolicy(Vault(), interval), WithClock(clk), WithDial(dial))
+	last := func() time.Time {
+		c.pacer.mu.Lock()
+		defer c.pacer.mu.Unlock()
+		return c.pacer.hosts["news-1.example"].last
+	}
+	get := func(path string) <-chan error {
+		done := make(chan error, 1)
+		go func() { _, err := c.Get(context.Background(), site.URL(path)); done <- err }()
+		return done
+	}
+	queued := func() bool {
+		c.pacer.mu.Lock()
+		defer c.pacer.mu.Unlock()
+		st := c.pacer.hosts["news-1.example"]
+		return st != nil && len(st.queue) == 1
+	}
+	// robots.txt, then article a one interval later.
+	done := get(a.Path)
+	for !queued() {
+		runtime.Gosched()
+	}
+	clk.Advance(interval)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Article b: granted at its turn, its write held 300 ms.
+	armed.Store(true)
+	done = get(b.Path)
+	for !queued() {
+		runtime.Gosched()
+	}
+	clk.Advance(interval)
+	granted := clk.Now()
+	<-waiting
+	clk.Advance(300 * time.Millisecond)
+	close(open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := last(), granted.Add(300*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("last start = %v after the grant, want %v (the write)", got.Sub(granted), want.Sub(granted))
 	}
 }

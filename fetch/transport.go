@@ -94,6 +94,21 @@ type tracedConn struct {
 	slots       *connSlots           // given back at Close
 	addr        string
 	closed      atomic.Bool
+	// pending is the pacer slot of the request about to be written on this
+	// connection: its first Write moves the host's last start to the moment
+	// the bytes were handed to the kernel, so the next interval counts from
+	// when the request really left (Go's WroteHeaders hook fires before the
+	// transport flushes).
+	pending atomic.Pointer[paceSlot]
+}
+
+// Write writes p, then marks the pending request's start.
+func (c *tracedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if s := c.pending.Swap(nil); s != nil {
+		s.p.markStart(s.key)
+	}
+	return n, err
 }
 
 type dnsTimeKey struct{}
@@ -258,11 +273,14 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		GotConn: func(i httptrace.GotConnInfo) {
 			ht.conn, _ = i.Conn.(*tracedConn)
 			ht.reused = i.Reused
+			if ht.conn != nil && ht.call != nil && ht.call.wrote != nil {
+				ht.conn.pending.Store(ht.call.wrote) // marked at the conn's next Write
+			}
 		},
 		WroteHeaders: func() {
 			ht.wrote = time.Now()
-			if ht.call != nil && ht.call.wrote != nil {
-				s := ht.call.wrote
+			if ht.conn == nil && ht.call != nil && ht.call.wrote != nil {
+				s := ht.call.wrote // not our connection: the closest hook there is
 				s.p.markStart(s.key)
 			}
 		},
