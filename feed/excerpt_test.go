@@ -62,7 +62,7 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 	if got != want {
 		t.Errorf("excerpt:\n got %+v\nwant %+v", got, want)
 	}
-	if rep := web.Audit(politetest.Policy{Interval: 100 * time.Millisecond, Slack: 50 * time.Millisecond}); !rep.OK() {
+	if rep := web.Audit(politetest.Policy{Interval: 100 * time.Millisecond, Slack: auditSlack(100 * time.Millisecond)}); !rep.OK() {
 		t.Error(rep)
 	}
 }

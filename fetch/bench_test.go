@@ -223,8 +223,9 @@ func mustGet(url string) *http.Request {
 // goroutines sharing one Client. Each host also gets robots.txt first, so the ideal
 // is 20 intervals after the first start plus the last latency: 20 s + ≤ 200 ms. It
 // reports the wall time (set-up of 500 TLS connections included), the span from
-// the first request's arrival to the last answer, its ratio to 20.2 s, and the
-// auditor's violations. It takes about 22 s: run it once.
+// the first request's start to the last answer, its ratio to 20.2 s, how late
+// the last host began and how far the hosts drifted, and the auditor's
+// violations with 2 ms of slack. It takes about 22 s: run it once.
 //
 //	go test -run '^$' -bench Schedule -benchtime=1x ./fetch/
 func BenchmarkSchedule(b *testing.B) {
@@ -270,15 +271,15 @@ func BenchmarkSchedule(b *testing.B) {
 		wg.Wait()
 		wall := time.Since(start)
 		failed.Range(func(k, v any) bool { b.Errorf("%s: %v", k, v); return false })
-		// The web stamps a request when its handler goroutine starts. Every host
-		// here runs in phase (robots.txt for all 500 at once, then one article per
-		// host per second), so each second brings a burst of 500 TLS requests to
-		// one 2-core server, whose stamps then lag our writes by up to ~150 ms.
-		// The audit is reported with 5 ms of slack (strict) and with 200 ms
-		// (the burst's stamping lag); the pacer's own timing is exact under
-		// synctest (pacer_test.go).
-		strict := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: 5 * time.Millisecond})
-		lagged := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: 200 * time.Millisecond})
+		// On Linux the web times a request's start by the kernel's receive
+		// time of its bytes, so the audit needs 2 ms of slack (clock
+		// granularity); elsewhere the web's handlers, which start late in
+		// these bursts, time it, and 200 ms are needed.
+		slack := 2 * time.Millisecond
+		if !politetest.ExactStarts {
+			slack = 200 * time.Millisecond
+		}
+		rep := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: slack})
 		// The span the ideal refers to: from the first request's arrival to the
 		// last answer's end (connection set-up before the first request excluded).
 		reqs := web.Requests()
@@ -315,11 +316,10 @@ func BenchmarkSchedule(b *testing.B) {
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(span.Seconds(), "span-s")
 		b.ReportMetric(span.Seconds()/20.2, "x-ideal")
-		b.ReportMetric(float64(len(strict.Violations)), "violations-5ms")
-		b.ReportMetric(float64(len(lagged.Violations)), "violations-200ms")
-		b.ReportMetric(float64(strict.Requests), "requests")
-		if !lagged.OK() {
-			b.Error(lagged)
+		b.ReportMetric(float64(len(rep.Violations)), "violations")
+		b.ReportMetric(float64(rep.Requests), "requests")
+		if !rep.OK() {
+			b.Error(rep)
 		}
 		c.Close()
 	}

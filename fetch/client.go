@@ -105,7 +105,8 @@ func WithRobotsStore(s robots.Store) Option { return func(o *options) { o.robots
 func WithLedgerStore(s backoff.Store) Option { return func(o *options) { o.ledgerStore = s } }
 
 // WithSchedule shares pacing with other processes through s (P1): every start is
-// reserved in it. Default: pacing holds within this Client.
+// claimed in it, and the moment the request really left is reported to it.
+// Default: pacing holds within this Client.
 func WithSchedule(s Schedule) Option { return func(o *options) { o.schedule = s } }
 
 // WithLedgerEvents sets a callback for every ledger event (metrics).

@@ -39,8 +39,9 @@ type Pacer struct {
 	PerSite     bool              // key by registrable domain instead of host
 	Clock       clock.Clock       // nil: real time
 	// Schedule, when set, is consulted after the local grant: every start is
-	// reserved in it, so Pacers of several processes sharing it keep the
-	// interval between them (P1). nil: pacing holds within this Pacer only.
+	// claimed in it and its real start reported to it, so Pacers of several
+	// processes sharing it keep the interval between them (P1). nil: pacing
+	// holds within this Pacer only.
 	Schedule Schedule
 
 	mu    sync.Mutex
@@ -132,27 +133,29 @@ func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (time.D
 	if err != nil || p.Schedule == nil {
 		return waited, err
 	}
-	// The shared schedule: reserve this start among every process's, and wait
-	// for it holding the local slot.
+	// The shared schedule: claim this start among every process's, waiting
+	// (holding the local slot) until a claim succeeds.
 	clk := clock.Or(p.Clock)
-	now := clk.Now()
 	lo, _, _ := p.limits()
-	start, err := p.Schedule.Reserve(ctx, key, now, max(lo, min))
-	if err != nil {
-		p.release(key)
-		return waited, err
-	}
-	if d := start.Sub(now); d > 0 {
+	for {
+		now := clk.Now()
+		next, ok, err := p.Schedule.Claim(ctx, key, now, max(lo, min))
+		if err != nil {
+			p.release(key)
+			return waited, err
+		}
+		if ok {
+			return waited, nil
+		}
+		d := next.Sub(now)
 		select {
 		case <-clk.After(d):
+			waited += d
 		case <-ctx.Done():
 			p.release(key)
 			return waited + clk.Now().Sub(now), ctx.Err()
 		}
-		waited += d
-		p.markStart(key)
 	}
-	return waited, nil
 }
 
 func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (time.Duration, error) {
@@ -311,8 +314,8 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	return resp, nil
 }
 
-// markStart moves the host's last start to now, if later: the request has just
-// been written.
+// markStart moves the host's last start to now, if later, here and in the
+// shared Schedule: the request has just been written.
 func (p *Pacer) markStart(key string) {
 	now := clock.Or(p.Clock).Now()
 	p.mu.Lock()
@@ -320,6 +323,11 @@ func (p *Pacer) markStart(key string) {
 		st.last = now
 	}
 	p.mu.Unlock()
+	if p.Schedule != nil {
+		// An error leaves the claim's instant as the latest start: a few
+		// milliseconds early at worst, which the next claim then counts from.
+		_ = p.Schedule.Started(context.Background(), key, now)
+	}
 }
 
 // releaseBody gives the in-flight slot back at EOF, at the first read error, or at

@@ -209,6 +209,34 @@ func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
 	})
 }
 
+// TestPacer_P1_SharedScheduleCountsFromTheWrite: a request that leaves 300 ms
+// after its claim (a slow write) pushes the other process's next start 300 ms
+// later: the Schedule holds the real start, not the claim (P1).
+func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := &MemorySchedule{}
+		a := &Pacer{Interval: time.Second, Schedule: shared}
+		b := &Pacer{Interval: time.Second, Schedule: shared}
+		ctx := context.Background()
+		t0 := time.Now()
+		release, _, err := a.Wait(ctx, "shared.example", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		a.markStart("shared.example") // the request's bytes reach the kernel now
+		release()
+		release, _, err = b.Wait(ctx, "shared.example", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if got, want := time.Since(t0), 1300*time.Millisecond; got != want {
+			t.Fatalf("the other process started at %v, want %v (one interval after the write)", got, want)
+		}
+	})
+}
+
 // observingLedger is a Ledger that notes, at each Observe, how many requests the
 // Pacer still counts in flight to the host.
 type observingLedger struct {

@@ -8,14 +8,28 @@ import (
 
 // Schedule is per-host pacing state shared by several processes, so that
 // politeness holds across all of them (P1): each process's [Pacer] keeps its own
-// queue and in-flight slots, and reserves every start in the Schedule. A store
-// shared by several processes (Redis, a database) must make Reserve atomic across
-// them. fetchtest.RunSchedule checks an implementation.
+// queue and in-flight slots, and claims every start in the Schedule, then reports
+// when the request really left. A store shared by several processes (Redis, a
+// database) must make Claim atomic across them. fetchtest.RunSchedule checks an
+// implementation.
+//
+// A claim is for now, never for a future instant: a process that may not start
+// yet learns when to ask again. So the start recorded is the real one as soon as
+// Started reports it, and no other process holds a reservation made from an
+// earlier guess. Spacing is exact as long as a request leaves less than one
+// interval after its claim.
 type Schedule interface {
-	// Reserve takes, for key, the earliest start at or after now that is at
-	// least gap after the start reserved last for key, records it as the
-	// latest start, and returns it. The caller waits until that instant.
-	Reserve(ctx context.Context, key string, now time.Time, gap time.Duration) (time.Time, error)
+	// Claim asks to start a request to key at now. If key has no start
+	// recorded, or its latest start is at least gap before now, Claim
+	// records now as key's latest start and returns ok. Otherwise it records
+	// nothing and returns the earliest instant a claim can succeed: the
+	// latest start plus gap.
+	Claim(ctx context.Context, key string, now time.Time, gap time.Duration) (next time.Time, ok bool, err error)
+	// Started moves key's latest start to at, if at is later: the request
+	// claimed earlier reached the wire at at. It is called from the
+	// connection's writer once the request's bytes are written, so an
+	// implementation doing I/O should bound its own time.
+	Started(ctx context.Context, key string, at time.Time) error
 }
 
 // MemorySchedule is a [Schedule] in memory: it shares pacing between Pacers in
@@ -30,30 +44,45 @@ type MemorySchedule struct {
 	ops  int
 }
 
-// Reserve implements [Schedule].
-func (s *MemorySchedule) Reserve(_ context.Context, key string, now time.Time, gap time.Duration) (time.Time, error) {
+// Claim implements [Schedule].
+func (s *MemorySchedule) Claim(_ context.Context, key string, now time.Time, gap time.Duration) (time.Time, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
 		s.last = make(map[string]time.Time)
 	}
-	start := now
-	if prev, ok := s.last[key]; ok && prev.Add(gap).After(start) {
-		start = prev.Add(gap)
+	if prev, ok := s.last[key]; ok && prev.Add(gap).After(now) {
+		return prev.Add(gap), false, nil
 	}
-	s.last[key] = start
+	s.last[key] = now
+	s.sweepLocked(now)
+	return now, true, nil
+}
+
+// Started implements [Schedule].
+func (s *MemorySchedule) Started(_ context.Context, key string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.last[key]; ok && at.After(prev) {
+		s.last[key] = at
+	}
+	return nil
+}
+
+// sweepLocked drops entries older than Retain, once per len(last) claims.
+func (s *MemorySchedule) sweepLocked(now time.Time) {
 	s.ops++
-	if s.ops > len(s.last)+64 {
-		s.ops = 0
-		retain := s.Retain
-		if retain <= 0 {
-			retain = time.Hour
-		}
-		for k, t := range s.last {
-			if now.Sub(t) > retain {
-				delete(s.last, k)
-			}
+	if s.ops <= len(s.last)+64 {
+		return
+	}
+	s.ops = 0
+	retain := s.Retain
+	if retain <= 0 {
+		retain = time.Hour
+	}
+	for k, t := range s.last {
+		if now.Sub(t) > retain {
+			delete(s.last, k)
 		}
 	}
-	return start, nil
 }

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 )
 
+const exactStarts = true
+
 // stampListen turns on SO_TIMESTAMPNS for a TCP listener and returns it
 // wrapped so that every connection it accepts is a stampedConn. Setting the
 // option on the listener, long before the first connection, matters: the

@@ -8,3 +8,5 @@ import "net"
 // kernel's receive time here, so elsewhere a request starts when the web
 // begins handling it (see [Request.Start]).
 func stampListen(ln net.Listener) net.Listener { return ln }
+
+const exactStarts = false

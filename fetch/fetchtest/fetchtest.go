@@ -10,8 +10,8 @@ package fetchtest
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,60 +96,67 @@ func Run(t *testing.T, newStore func(t *testing.T) fetch.Store) {
 }
 
 // RunSchedule checks that the schedules newSchedule makes behave as a
-// [fetch.Schedule] must: a first reservation starts now; each later one for the
-// same key starts at least gap after the previous one; keys are independent;
-// concurrent reservations for one key get distinct starts at least gap apart.
-// Each subtest gets its own schedule from newSchedule.
+// [fetch.Schedule] must: a first claim succeeds at once; a claim less than gap
+// after the latest start fails and names the instant it could succeed, which
+// then succeeds; Started moves the latest start forward, never back; keys are
+// independent; and of concurrent claims for one key at one instant exactly one
+// succeeds. Each subtest gets its own schedule from newSchedule.
 func RunSchedule(t *testing.T, newSchedule func(t *testing.T) fetch.Schedule) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	claim := func(t *testing.T, s fetch.Schedule, key string, now time.Time, gap time.Duration, wantOK bool, wantNext time.Time) {
+		t.Helper()
+		next, ok, err := s.Claim(ctx, key, now, gap)
+		if err != nil || ok != wantOK || !next.Equal(wantNext) {
+			t.Fatalf("Claim(%s, +%v, gap %v) = %v, %v, %v; want +%v, %v", key, now.Sub(t0), gap, next.Sub(t0), ok, err, wantNext.Sub(t0), wantOK)
+		}
+	}
 	t.Run("Spacing", func(t *testing.T) {
 		s := newSchedule(t)
-		for i, tc := range []struct {
-			now  time.Time
-			gap  time.Duration
-			want time.Time
-		}{
-			{t0, time.Second, t0},                                                  // first: now
-			{t0, time.Second, t0.Add(time.Second)},                                 // one gap after
-			{t0.Add(500 * time.Millisecond), time.Second, t0.Add(2 * time.Second)}, // queued behind
-			{t0.Add(10 * time.Second), time.Second, t0.Add(10 * time.Second)},      // idle since: now
-			{t0.Add(10 * time.Second), 3 * time.Second, t0.Add(13 * time.Second)},  // a longer gap
-		} {
-			got, err := s.Reserve(ctx, "a.example", tc.now, tc.gap)
-			if err != nil || !got.Equal(tc.want) {
-				t.Fatalf("reservation %d: %v, %v; want %v", i, got, err, tc.want)
-			}
+		sec := time.Second
+		claim(t, s, "a.example", t0, sec, true, t0)                                     // first: now
+		claim(t, s, "a.example", t0.Add(500*time.Millisecond), sec, false, t0.Add(sec)) // too soon: when
+		claim(t, s, "a.example", t0.Add(sec), sec, true, t0.Add(sec))                   // then it succeeds
+		claim(t, s, "a.example", t0.Add(10*sec), 3*sec, true, t0.Add(10*sec))           // idle since: now
+		claim(t, s, "a.example", t0.Add(12*sec), 3*sec, false, t0.Add(13*sec))          // a longer gap
+		claim(t, s, "b.example", t0, sec, true, t0)                                     // another key
+	})
+	t.Run("Started", func(t *testing.T) {
+		s := newSchedule(t)
+		sec := time.Second
+		claim(t, s, "a.example", t0, sec, true, t0)
+		late := t0.Add(300 * time.Millisecond) // the request left 300 ms after its claim
+		if err := s.Started(ctx, "a.example", late); err != nil {
+			t.Fatal(err)
 		}
-		if got, _ := s.Reserve(ctx, "b.example", t0, time.Second); !got.Equal(t0) {
-			t.Fatalf("another key waited: %v", got)
+		claim(t, s, "a.example", t0.Add(sec), sec, false, late.Add(sec))
+		if err := s.Started(ctx, "a.example", t0); err != nil { // never back
+			t.Fatal(err)
 		}
+		claim(t, s, "a.example", late.Add(sec), sec, true, late.Add(sec))
 	})
 	t.Run("Concurrent", func(t *testing.T) {
 		s := newSchedule(t)
-		var mu sync.Mutex
-		var starts []time.Time
+		var won atomic.Int32
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st, err := s.Reserve(ctx, "c.example", t0, time.Second)
-				if err != nil {
+				next, ok, err := s.Claim(ctx, "c.example", t0, time.Second)
+				switch {
+				case err != nil:
 					t.Error(err)
-					return
+				case ok:
+					won.Add(1)
+				case !next.Equal(t0.Add(time.Second)):
+					t.Errorf("a failed claim names %v, want one gap after the winner", next.Sub(t0))
 				}
-				mu.Lock()
-				starts = append(starts, st)
-				mu.Unlock()
 			}()
 		}
 		wg.Wait()
-		slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
-		for i := 1; i < len(starts); i++ {
-			if d := starts[i].Sub(starts[i-1]); d < time.Second {
-				t.Fatalf("starts %d and %d only %v apart", i-1, i, d)
-			}
+		if n := won.Load(); n != 1 {
+			t.Fatalf("%d of 20 concurrent claims succeeded, want exactly 1", n)
 		}
 	})
 }
