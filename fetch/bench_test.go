@@ -41,7 +41,7 @@ func cpuTime() time.Duration {
 // cpu-ns/op is the whole process's CPU (client and server) per request; allocs/op
 // likewise, so the difference between the two is the chain's.
 //
-//	go test -run '^$' -bench Overhead -benchmem ./fetch/
+//	go test -run '^$' -bench 'Overhead$' -benchmem ./fetch/
 func BenchmarkOverhead(b *testing.B) {
 	web := politetest.NewWeb(b)
 	site := web.Site("bench.example")
