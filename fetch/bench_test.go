@@ -47,21 +47,28 @@ func BenchmarkOverhead(b *testing.B) {
 	site := web.Site("bench.example")
 	handleBench(site)
 	url := site.URL("/bench")
+	tr := web.Transport()
+	tr.DisableCompression = true
+	runOverhead(b, url, tr, func() *Client { return newClient(b, web, testPolicy(Digest(), time.Nanosecond)) })
+}
+
+// runOverhead runs the two sides of an overhead benchmark: GETs of url through
+// the bare transport (the caller keeps the body, as Get does) and through the
+// chain, reporting the process's CPU per request.
+func runOverhead(b *testing.B, url string, bare *http.Transport, chain func() *Client) {
 	report := func(b *testing.B, start time.Duration) {
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	}
 	b.Run("bare", func(b *testing.B) {
-		tr := web.Transport()
-		tr.DisableCompression = true
-		defer tr.CloseIdleConnections()
+		defer bare.CloseIdleConnections()
 		b.ReportAllocs()
 		start := cpuTime()
 		for b.Loop() {
-			resp, err := tr.RoundTrip(mustGet(url))
+			resp, err := bare.RoundTrip(mustGet(url))
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := io.ReadAll(resp.Body); err != nil { // a caller keeps the body, as Get does
+			if _, err := io.ReadAll(resp.Body); err != nil {
 				b.Fatal(err)
 			}
 			resp.Body.Close()
@@ -69,14 +76,14 @@ func BenchmarkOverhead(b *testing.B) {
 		report(b, start)
 	})
 	b.Run("chain", func(b *testing.B) {
-		p := testPolicy(Digest(), time.Nanosecond)
-		c := newClient(b, web, p)
+		c := chain()
+		defer c.Close()
 		b.ReportAllocs()
 		start := cpuTime()
 		for b.Loop() {
 			res, err := c.Get(context.Background(), url)
 			if err != nil || res.Status != 200 {
-				b.Fatal(err)
+				b.Fatal(res, err)
 			}
 		}
 		report(b, start)
@@ -170,43 +177,14 @@ func BenchmarkOverheadClientCPU(b *testing.B) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
 	}
-	url := "https://bench.example/bench"
-	report := func(b *testing.B, start time.Duration) {
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-	}
-	b.Run("bare", func(b *testing.B) {
-		tr := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}
-		defer tr.CloseIdleConnections()
-		b.ReportAllocs()
-		start := cpuTime()
-		for b.Loop() {
-			resp, err := tr.RoundTrip(mustGet(url))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.ReadAll(resp.Body); err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		report(b, start)
-	})
-	b.Run("chain", func(b *testing.B) {
-		p := testPolicy(Digest(), time.Nanosecond)
-		c, err := New(p, WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
+	bare := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}
+	runOverhead(b, "https://bench.example/bench", bare, func() *Client {
+		c, err := New(testPolicy(Digest(), time.Nanosecond),
+			WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close()
-		b.ReportAllocs()
-		start := cpuTime()
-		for b.Loop() {
-			res, err := c.Get(context.Background(), url)
-			if err != nil || res.Status != 200 {
-				b.Fatal(res, err)
-			}
-		}
-		report(b, start)
+		return c
 	})
 }
 
