@@ -294,9 +294,10 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	}
 	// The interval counts from the moment the request is on the wire, not from the
 	// grant: a new connection's handshake must not eat into the next interval. In a
-	// Client's chain the hop recorder reports the write; on its own the Pacer
-	// traces it. The slot lives in the body that gives it back (one
-	// allocation for both).
+	// Client's chain the connection reports when the request's bytes reached the
+	// kernel; on its own the Pacer traces Go's WroteHeaders, which fires just
+	// before the transport flushes. The slot lives in the body that gives it back
+	// (one allocation for both).
 	rb := &releaseBody{slot: paceSlot{p: p, key: key}}
 	if call != nil {
 		call.wrote = &rb.slot
