@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -348,6 +349,19 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 				coolPos = append(coolPos, k)
 			}
 		}
+		// The interval rule compares each request with the one that started
+		// just before it. Starts are when the bytes arrived, which on
+		// several connections need not follow the order the web handled
+		// the requests in (Seq), so the host's requests are put in start
+		// order first (handling order among equal starts).
+		byStart := slices.Clone(idx)
+		sort.SliceStable(byStart, func(a, b int) bool {
+			return startOf(&reqs[byStart[a]]).Before(startOf(&reqs[byStart[b]]))
+		})
+		startedBefore := make(map[int]int, len(byStart))
+		for n := 1; n < len(byStart); n++ {
+			startedBefore[byStart[n]] = byStart[n-1]
+		}
 		for k, i := range idx {
 			q := &reqs[i]
 			robots := isRobotsPath(q.Path)
@@ -420,23 +434,24 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 				}
 			}
 
-			if k == 0 {
-				continue
-			}
 			// Interval (start to start), lengthened by Crawl-delay.
-			prev := &reqs[idx[k-1]]
+			pi, ok := startedBefore[i]
+			prev := &reqs[pi]
 			need := p.Interval
 			why := "interval"
 			if verdict != nil && !p.IgnoreCrawlDelay && verdict.rules.crawlDelay > need {
 				need, why = verdict.rules.crawlDelay, "Crawl-delay"
 			}
-			if need > 0 {
+			if ok && need > 0 {
 				if gap := startOf(q).Sub(startOf(prev)); gap < need-p.Slack {
 					o := *prev
 					add(Violation{Rule: RuleInterval, Host: host, Request: *q, Other: &o, At: startOf(q),
 						NotBefore: startOf(prev).Add(need),
 						Detail:    fmt.Sprintf("started %v after the previous start, %s is %v", gap.Round(time.Microsecond), why, need)})
 				}
+			}
+			if k == 0 {
+				continue
 			}
 			// In flight.
 			var busy []*Request

@@ -96,7 +96,9 @@ type Conn struct {
 	// TLS reports whether this is an HTTPS connection.
 	TLS bool
 	// Opened is when the web accepted the connection; Closed when it closed
-	// (zero while open).
+	// (zero while open). On Linux a connection the client closed after
+	// saying goodbye (TLS close_notify) counts as closed when the goodbye
+	// reached the kernel, not when the web's goroutine got round to it.
 	Opened, Closed time.Time
 	// Requests counts the requests the connection carried.
 	Requests int

@@ -25,6 +25,12 @@ type receiveStamper interface {
 	// data read before it; then it starts a new mark. ok is false when
 	// the connection has no stamp to give.
 	markRequest() (at time.Time, ok bool)
+	// goodbyeAt returns the kernel receive time of the client's last
+	// bytes when they came after its last request began (a TLS
+	// close_notify): the moment the client closed the connection, which
+	// the web's own close handling may notice much later. ok is false
+	// otherwise (the web closed it, or the client closed without a word).
+	goodbyeAt() (at time.Time, ok bool)
 }
 
 // stampKey is the context key of a connection's receiveStamper.

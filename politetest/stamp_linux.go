@@ -99,6 +99,7 @@ type stampedConn struct {
 	stampMu sync.Mutex
 	first   int64 // Unix ns of the first data read since the mark; 0: none
 	last    int64 // Unix ns of the latest data read; 0: none yet
+	marks   int   // requests marked so far
 }
 
 const sizeofTimespec = int(unsafe.Sizeof(syscall.Timespec{}))
@@ -170,11 +171,26 @@ func (c *stampedConn) markRequest() (time.Time, bool) {
 		ns = c.last
 	}
 	c.first = 0
+	c.marks++
 	c.stampMu.Unlock()
 	if ns == 0 {
 		return time.Time{}, false
 	}
 	return time.Unix(0, ns), true
+}
+
+// goodbyeAt implements receiveStamper: data that arrived after the last
+// request began, on a connection that carried requests, is the client's
+// goodbye (TLS close_notify precedes its FIN; a client that does not
+// pipeline sends nothing else), and its kernel stamp is when the client
+// closed.
+func (c *stampedConn) goodbyeAt() (time.Time, bool) {
+	c.stampMu.Lock()
+	defer c.stampMu.Unlock()
+	if c.marks == 0 || c.first == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, c.last), true
 }
 
 // receiveTime finds the SCM_TIMESTAMPNS control message in oob and returns

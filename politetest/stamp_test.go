@@ -435,3 +435,66 @@ func TestBeginStartRules(t *testing.T) {
 		}
 	}
 }
+
+func (f fixedStamper) goodbyeAt() (time.Time, bool) { return time.Time{}, false }
+
+// TestConnClosedAtTheClientsGoodbye: a connection the client closes is
+// recorded closed when its goodbye (TLS close_notify) reached the kernel, even
+// if the web's goroutine gets to the close much later; so a client that closes
+// one connection and then opens the next is not taken for one holding two
+// (the connections rule). The web is made late by reading the goodbye only
+// after the test releases the stamped connection's reader.
+func TestConnClosedAtTheClientsGoodbye(t *testing.T) {
+	if !ExactStarts {
+		t.Skip("kernel receive stamps are Linux only")
+	}
+	ln, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := stampListen(ln)
+	defer sl.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := sl.Accept()
+		accepted <- c
+	}()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+	defer srv.Close()
+	stamper := srv.(receiveStamper)
+	buf := make([]byte, 64)
+	// One request, read and marked (until the kernel stamps, see above).
+	for give := time.Now().Add(5 * time.Second); time.Now().Before(give); {
+		cli.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+		srv.Read(buf)
+		if _, ok := stamper.markRequest(); ok {
+			break
+		}
+	}
+	if _, ok := stamper.goodbyeAt(); ok {
+		t.Fatal("goodbye reported before the client said anything after its request")
+	}
+	// The client says goodbye and closes; the web reads it 100 ms later.
+	before := time.Now()
+	cli.Write([]byte("close_notify"))
+	after := time.Now()
+	cli.Close()
+	late := make(chan struct{})
+	time.AfterFunc(100*time.Millisecond, func() { close(late) })
+	<-late
+	lateRead := time.Now()
+	srv.Read(buf)
+	at, ok := stamper.goodbyeAt()
+	if !ok || at.Before(before.Add(-time.Millisecond)) || at.After(after.Add(5*time.Millisecond)) {
+		t.Fatalf("goodbye at %v, %v: want between the client's write (%v .. %v), not the late read (%v)",
+			at.Sub(before), ok, 0, after.Sub(before), lateRead.Sub(before))
+	}
+}

@@ -344,10 +344,16 @@ func (w *Web) connState(c net.Conn, st http.ConnState) {
 		return
 	}
 	raw := rawConn(c)
+	closed := time.Now()
+	if s, ok := raw.(receiveStamper); ok && st == http.StateClosed {
+		if at, ok := s.goodbyeAt(); ok && at.Before(closed) {
+			closed = at // the client's goodbye reached the kernel then
+		}
+	}
 	w.logMu.Lock()
 	if rec := w.connByNC[raw]; rec != nil {
 		if rec.Closed.IsZero() {
-			rec.Closed = time.Now()
+			rec.Closed = closed
 		}
 		if st == http.StateClosed {
 			delete(w.connByNC, raw)
