@@ -198,7 +198,7 @@ func TestPolitetest_V3_V4_D4(t *testing.T) {
 // by the kernel's receive time (Linux) and the chain counts intervals from
 // its writes; elsewhere half the interval, for the web's scheduling lag.
 func auditSlack(interval time.Duration) time.Duration {
-	if politetest.ExactStarts {
+	if politetest.ExactStarts() {
 		return 2 * time.Millisecond
 	}
 	return interval / 2

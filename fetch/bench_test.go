@@ -254,7 +254,7 @@ func BenchmarkSchedule(b *testing.B) {
 		// granularity); elsewhere the web's handlers, which start late in
 		// these bursts, time it, and 200 ms are needed.
 		slack := 2 * time.Millisecond
-		if !politetest.ExactStarts {
+		if !politetest.ExactStarts() {
 			slack = 200 * time.Millisecond
 		}
 		rep := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: slack})

@@ -90,7 +90,7 @@ const auditInterval = 100 * time.Millisecond
 // web stamps a request when its goroutine gets to it, which lags by up to ~30 ms
 // on 2 loaded cores under the race detector, so half the interval.
 func auditSlack(interval time.Duration) time.Duration {
-	if politetest.ExactStarts {
+	if politetest.ExactStarts() {
 		return 2 * time.Millisecond
 	}
 	return interval / 2

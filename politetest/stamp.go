@@ -56,8 +56,9 @@ func receivedAt(ctx context.Context) (at time.Time, ok bool) {
 	return s.markRequest()
 }
 
-// ExactStarts reports whether request starts on this system are the
-// kernel's receive times (Linux), so that an audit needs only a millisecond
-// or two of Policy.Slack; otherwise starts are when the web began handling
-// a request and Slack must absorb scheduling lag.
-const ExactStarts = exactStarts
+// ExactStarts reports whether request starts on this machine are the
+// kernel's receive times (Linux, when the kernel delivers receive
+// timestamps on loopback TCP; probed once), so that an audit needs only a
+// millisecond or two of Policy.Slack; otherwise starts are when the web
+// began handling a request and Slack must absorb scheduling lag.
+func ExactStarts() bool { return exactStarts() }

@@ -10,7 +10,63 @@ import (
 	"unsafe"
 )
 
-const exactStarts = true
+var exact struct {
+	once sync.Once
+	ok   bool
+}
+
+// exactStarts probes, once, whether the kernel stamps what a loopback
+// connection reads: some sandboxes and old kernels accept SO_TIMESTAMPNS
+// and never deliver a stamp. The probe also switches the kernel's
+// timestamping on ahead of the first web, which it does only a moment
+// after a socket first asks.
+func exactStarts() bool {
+	exact.once.Do(func() { exact.ok = probeStamps() })
+	return exact.ok
+}
+
+func probeStamps() bool {
+	ln, err := listenLoopback()
+	if err != nil {
+		return false
+	}
+	sl := stampListen(ln)
+	defer sl.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := sl.Accept()
+		accepted <- c
+	}()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return false
+	}
+	defer cli.Close()
+	srv := <-accepted
+	if srv == nil {
+		return false
+	}
+	defer srv.Close()
+	s, ok := srv.(receiveStamper)
+	if !ok {
+		return false
+	}
+	buf := make([]byte, 8)
+	for range 100 {
+		if _, err := cli.Write([]byte("probe")); err != nil {
+			return false
+		}
+		srv.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := srv.Read(buf); err != nil {
+			return false
+		}
+		if _, ok := s.markRequest(); ok {
+			return true
+		}
+		time.Sleep(time.Millisecond) // the kernel's switch is deferred work
+	}
+	return false
+}
 
 // stampListen turns on SO_TIMESTAMPNS for a TCP listener and returns it
 // wrapped so that every connection it accepts is a stampedConn. Setting the

@@ -9,4 +9,4 @@ import "net"
 // begins handling it (see [Request.Start]).
 func stampListen(ln net.Listener) net.Listener { return ln }
 
-const exactStarts = false
+func exactStarts() bool { return false }

@@ -190,7 +190,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	slack := cfg.Slack
 	if slack <= 0 {
 		slack = cfg.Interval / 5
-		if politetest.ExactStarts {
+		if politetest.ExactStarts() {
 			slack = 2 * time.Millisecond
 		}
 	}
