@@ -63,6 +63,7 @@ func auditPolicy(p Policy) politetest.Policy {
 		UserAgent:    regexp.MustCompile("^" + regexp.QuoteMeta(p.UserAgent()) + "$"),
 		RobotsAgent:  p.Name,
 		Slack:        auditSlack(p.Interval),
+		HTTPSOnly:    !p.AllowHTTP,
 	}
 	ap.AllowedHeaders = []string{"User-Agent", "Accept", "Accept-Encoding"}
 	if !p.NoConditional {

@@ -46,12 +46,15 @@ const (
 	// RuleConnections: more than MaxConnsPerHost connections open to one
 	// host at once.
 	RuleConnections Rule = "connections"
+	// RuleInsecure: a request over plain HTTP when the policy is HTTPSOnly
+	// (the vault connector's "https only", V10).
+	RuleInsecure Rule = "insecure"
 )
 
 // Rules lists every rule, in the order reports print them.
 func Rules() []Rule {
 	return []Rule{RuleRobotsFirst, RuleDisallowed, RuleInterval, RuleInFlight, RuleConnections,
-		RuleCooldown, RuleUserAgent, RuleHeader, RuleCookie}
+		RuleCooldown, RuleUserAgent, RuleHeader, RuleCookie, RuleInsecure}
 }
 
 // DefaultChallengeCooldown is how long after a challenge page the auditor
@@ -105,6 +108,8 @@ type Policy struct {
 	// milliseconds. (Cool-downs are judged by Arrived, which only lags:
 	// in the client's favour.) 0: none.
 	Slack time.Duration
+	// HTTPSOnly makes every plain-HTTP request a violation (RuleInsecure).
+	HTTPSOnly bool
 	// Ignore lists rules not to check.
 	Ignore []Rule
 }
@@ -375,6 +380,9 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 				add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("anonymous User-Agent %q", ua)})
 			case p.UserAgent != nil && !p.UserAgent.MatchString(ua):
 				add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("User-Agent %q does not match %s", ua, p.UserAgent)})
+			}
+			if p.HTTPSOnly && !q.TLS {
+				add(Violation{Rule: RuleInsecure, Host: host, Request: *q, At: q.Arrived, Detail: "plain HTTP: " + q.Method + " http://" + host + q.Target})
 			}
 			if len(q.Header.Values("Cookie")) > 0 && !p.AllowCookies {
 				add(Violation{Rule: RuleCookie, Host: host, Request: *q, At: q.Arrived, Detail: "Cookie: " + strings.Join(q.Header.Values("Cookie"), "; ")})

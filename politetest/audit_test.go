@@ -272,6 +272,21 @@ func auditCases() []auditCase {
 			wantTarget: "/robots.txt",
 		},
 		{
+			name: "insecure", rule: RuleInsecure, req: "V10",
+			policy: func(p *Policy) { p.HTTPSOnly = true },
+			rude: func(t *testing.T, w *Web) {
+				p := newCareful(w, 20*time.Millisecond)
+				p.get(t, "http://"+host+"/robots.txt")
+				p.get(t, "http://"+host+"/feed.xml")
+			},
+			careful: func(t *testing.T, w *Web) {
+				p := newCareful(w, 20*time.Millisecond)
+				p.get(t, u("/robots.txt"))
+				p.get(t, u("/feed.xml"))
+			},
+			wantTarget: "/robots.txt",
+		},
+		{
 			name: "cookie", rule: RuleCookie, req: "V9",
 			setup: func(s *Site) { s.Misbehave("*", Behaviour{Kind: SetCookie}) },
 			rude: func(t *testing.T, w *Web) {

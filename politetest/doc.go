@@ -36,7 +36,7 @@
 // record against a stated [Policy] and returns a [Report] listing each
 // [Violation] under its [Rule]: interval and Crawl-delay, requests in flight,
 // connections open, robots.txt first and obeyed, announced cool-downs,
-// headers, cookies and User-Agent.
+// headers, cookies, User-Agent, and plain HTTP under an https-only policy.
 //
 // The auditor's robots.txt reading is a referee's approximation of RFC 9309
 // (user-agent groups falling back to "*", longest-match Allow/Disallow with

@@ -203,7 +203,8 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 // CrawlAuditPolicy is what the auditor checks for the crawl's policy: its
 // interval (less slack for arrival jitter), one request in flight, strict
 // robots.txt (401/403/429 close the site, S3), exactly the identity and
-// conditional headers, and its User-Agent.
+// conditional headers, its User-Agent, and https only unless the policy
+// allows http.
 func CrawlAuditPolicy(p fetch.Policy, slack time.Duration) politetest.Policy {
 	return politetest.Policy{
 		Interval:       p.Interval,
@@ -212,6 +213,7 @@ func CrawlAuditPolicy(p fetch.Policy, slack time.Duration) politetest.Policy {
 		UserAgent:      regexp.MustCompile("^" + regexp.QuoteMeta(p.UserAgent()) + "$"),
 		RobotsAgent:    p.Name,
 		Slack:          slack,
+		HTTPSOnly:      !p.AllowHTTP,
 		AllowedHeaders: []string{"User-Agent", "Accept", "Accept-Encoding", "If-None-Match", "If-Modified-Since"},
 	}
 }
