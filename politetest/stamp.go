@@ -2,6 +2,7 @@ package politetest
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
 )
@@ -62,3 +63,32 @@ func receivedAt(ctx context.Context) (at time.Time, ok bool) {
 // millisecond or two of Policy.Slack; otherwise starts are when the web
 // began handling a request and Slack must absorb scheduling lag.
 func ExactStarts() bool { return exactStarts() }
+
+// stampedPair connects a client to a loopback listener wrapped as the web's
+// are (stampListen) and returns both ends; the server end is what the web's
+// Accept would give it. The listener is closed before stampedPair returns.
+func stampedPair() (cli, srv net.Conn, err error) {
+	ln, err := listenLoopback()
+	if err != nil {
+		return nil, nil, err
+	}
+	sl := stampListen(ln)
+	defer sl.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := sl.Accept()
+		if err != nil {
+			c = nil
+		}
+		accepted <- c
+	}()
+	cli, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return nil, nil, err // closing the listener ends the Accept
+	}
+	if srv = <-accepted; srv == nil {
+		cli.Close()
+		return nil, nil, errors.New("politetest: accept failed")
+	}
+	return cli, srv, nil
+}

@@ -26,26 +26,11 @@ func exactStarts() bool {
 }
 
 func probeStamps() bool {
-	ln, err := listenLoopback()
-	if err != nil {
-		return false
-	}
-	sl := stampListen(ln)
-	defer sl.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := sl.Accept()
-		accepted <- c
-	}()
-	cli, err := net.Dial("tcp", ln.Addr().String())
+	cli, srv, err := stampedPair()
 	if err != nil {
 		return false
 	}
 	defer cli.Close()
-	srv := <-accepted
-	if srv == nil {
-		return false
-	}
 	defer srv.Close()
 	s, ok := srv.(receiveStamper)
 	if !ok {

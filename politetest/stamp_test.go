@@ -235,29 +235,11 @@ func TestAuditIntervalWhileServerStalls(t *testing.T) {
 // On Linux they also stamp what they read, without allocating (so the test
 // is not parallel: AllocsPerRun).
 func TestStampedConnReadsLikeTCPConn(t *testing.T) {
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sl := stampListen(ln)
-	defer sl.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := sl.Accept()
-		if err != nil {
-			c = nil
-		}
-		accepted <- c
-	}()
-	cli, err := net.Dial("tcp", ln.Addr().String())
+	cli, srv, err := stampedPair()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	srv := <-accepted
-	if srv == nil {
-		t.Fatal("accept failed")
-	}
 	defer srv.Close()
 	stamper, stamped := srv.(receiveStamper)
 	if runtime.GOOS == "linux" && !stamped {
@@ -367,24 +349,9 @@ func TestStampedConnReset(t *testing.T) {
 		t.Errorf("after the web's reset the client read %v, want ECONNRESET", err)
 	}
 
-	ln, err := listenLoopback()
+	cli, srv, err := stampedPair()
 	if err != nil {
 		t.Fatal(err)
-	}
-	sl := stampListen(ln)
-	defer sl.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := sl.Accept()
-		accepted <- c
-	}()
-	cli, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := <-accepted
-	if srv == nil {
-		t.Fatal("accept failed")
 	}
 	defer srv.Close()
 	cli.(*net.TCPConn).SetLinger(0)
@@ -448,26 +415,11 @@ func TestConnClosedAtTheClientsGoodbye(t *testing.T) {
 	if !ExactStarts() {
 		t.Skip("this machine does not stamp reads with the kernel's receive time (Linux only, and not every sandbox)")
 	}
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sl := stampListen(ln)
-	defer sl.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := sl.Accept()
-		accepted <- c
-	}()
-	cli, err := net.Dial("tcp", ln.Addr().String())
+	cli, srv, err := stampedPair()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	srv := <-accepted
-	if srv == nil {
-		t.Fatal("accept failed")
-	}
 	defer srv.Close()
 	stamper := srv.(receiveStamper)
 	buf := make([]byte, 64)
