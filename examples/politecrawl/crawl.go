@@ -8,12 +8,14 @@ package main
 // one request per second per site; the demo paces each site at
 // DefaultCrawlInterval (100 ms) instead, and the auditor checks that interval.
 //
-// The chain's pacer spaces the starts of requests as it writes them; the
-// auditor times them as they arrive, and on a loaded machine an arrival can
-// lag its write by tens of milliseconds, which a 100 ms interval cannot
-// absorb. So the crawl also waits, per site, the interval (or the site's
-// Crawl-delay) after each answer before its next request: a request then
-// cannot arrive within the interval of the previous one, whatever the jitter.
+// The chain's pacer spaces the starts of requests as it writes them, and on
+// Linux the auditor times each request by the kernel's receive stamp of its
+// bytes, so the pacer alone keeps every interval. Where the kernel cannot
+// stamp (politetest.ExactStarts() is false) the auditor times requests as
+// the web gets round to them, which on a loaded machine can lag a write by
+// tens of milliseconds; there the crawl also waits, per site, the interval
+// (or the site's Crawl-delay) after each answer before its next request, so
+// that no request can arrive within the interval of the previous one.
 // Everything else (robots.txt first and obeyed, one request in flight per
 // site, refusals honoured, cool-downs of minutes) is the policy as written.
 
@@ -241,7 +243,7 @@ func (l *crawlSiteLog) add(format string, args ...any) {
 func (cr *crawlRun) site(ctx context.Context, name string, walkBacklog bool, interval time.Duration) {
 	var log crawlSiteLog
 	feedURL := "https://" + name + "/feed.xml"
-	g := &crawlGate{gap: interval}
+	g := &crawlGate{gap: interval, off: politetest.ExactStarts()}
 	// robots.txt first, on its own, so that the gap after its answer holds
 	// before the feed is asked for; then the gap is the Crawl-delay if longer.
 	if u, err := url.Parse(feedURL); err == nil {
@@ -474,16 +476,19 @@ func (cr *crawlRun) get(ctx context.Context, g *crawlGate, u string, opts ...fet
 	return res, err
 }
 
-// crawlGate spaces one site's requests from the end of the previous answer (see
-// the file comment). A site's requests are sequential, so it has no lock.
+// crawlGate spaces one site's requests from the end of the previous answer
+// where the auditor cannot time requests exactly (see the file comment); off,
+// it leaves the spacing to the chain's pacer. A site's requests are
+// sequential, so it has no lock.
 type crawlGate struct {
 	gap  time.Duration
 	last time.Time
+	off  bool
 }
 
 func (g *crawlGate) wait(ctx context.Context) error {
 	d := time.Until(g.last.Add(g.gap))
-	if g.last.IsZero() || d <= 0 {
+	if g.off || g.last.IsZero() || d <= 0 {
 		return nil
 	}
 	t := time.NewTimer(d)
