@@ -194,12 +194,6 @@ func TestPolitetest_V3_V4_D4(t *testing.T) {
 	}
 }
 
-// auditSlack is the auditor's tolerance: 2 ms where politetest times starts
-// by the kernel's receive time (Linux) and the chain counts intervals from
-// its writes; elsewhere half the interval, for the web's scheduling lag.
-func auditSlack(interval time.Duration) time.Duration {
-	if politetest.ExactStarts() {
-		return 2 * time.Millisecond
-	}
-	return interval / 2
-}
+// auditSlack is the auditor's tolerance: politetest.ExactSlack where starts
+// are kernel stamps, else half the interval (see politetest.Slack).
+func auditSlack(interval time.Duration) time.Duration { return politetest.Slack(interval / 2) }

@@ -253,11 +253,7 @@ func BenchmarkSchedule(b *testing.B) {
 		// time of its bytes, so the audit needs 2 ms of slack (clock
 		// granularity); elsewhere the web's handlers, which start late in
 		// these bursts, time it, and 200 ms are needed.
-		slack := 2 * time.Millisecond
-		if !politetest.ExactStarts() {
-			slack = 200 * time.Millisecond
-		}
-		rep := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: slack})
+		rep := web.Audit(politetest.Policy{Interval: time.Second, RobotsAgent: pol.Name, Slack: politetest.Slack(200 * time.Millisecond)})
 		// The span the ideal refers to: from the first request's arrival to the
 		// last answer's end (connection set-up before the first request excluded).
 		reqs := web.Requests()

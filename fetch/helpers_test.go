@@ -84,15 +84,8 @@ func readTestdata(name string) (string, error) {
 // many hosts at once.
 const auditInterval = 100 * time.Millisecond
 
-// auditSlack is the auditor's tolerance. On Linux politetest times a request's
-// start by the kernel's receive time of its bytes, and the chain counts an
-// interval from the moment its bytes were handed to the kernel, so the two agree
-// to the clock's granularity however loaded the machine is: 2 ms. Elsewhere the
-// web stamps a request when its goroutine gets to it, which lags by up to ~30 ms
-// on 2 loaded cores under the race detector, so half the interval.
-func auditSlack(interval time.Duration) time.Duration {
-	if politetest.ExactStarts() {
-		return 2 * time.Millisecond
-	}
-	return interval / 2
-}
+// auditSlack is the auditor's tolerance: politetest.ExactSlack where the web
+// times starts by the kernel's receive stamps and the chain counts intervals
+// from its writes (they then agree however loaded the machine is), else half
+// the interval for the web's scheduling lag.
+func auditSlack(interval time.Duration) time.Duration { return politetest.Slack(interval / 2) }

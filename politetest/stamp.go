@@ -64,6 +64,21 @@ func receivedAt(ctx context.Context) (at time.Time, ok bool) {
 // began handling a request and Slack must absorb scheduling lag.
 func ExactStarts() bool { return exactStarts() }
 
+// ExactSlack is the Policy.Slack an audit needs when ExactStarts: the
+// client's clock and the kernel's agree to well within it.
+const ExactSlack = 2 * time.Millisecond
+
+// Slack returns the Policy.Slack an audit needs on this machine: ExactSlack
+// when ExactStarts, else fallback, which must absorb the web's scheduling
+// lag (tens of milliseconds on a loaded machine; half a short test interval
+// is a safe choice).
+func Slack(fallback time.Duration) time.Duration {
+	if ExactStarts() {
+		return ExactSlack
+	}
+	return fallback
+}
+
 // stampedPair connects a client to a loopback listener wrapped as the web's
 // are (stampListen) and returns both ends; the server end is what the web's
 // Accept would give it. The listener is closed before stampedPair returns.

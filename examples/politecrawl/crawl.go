@@ -191,10 +191,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	cr.sum.Requests = len(web.Requests())
 	slack := cfg.Slack
 	if slack <= 0 {
-		slack = cfg.Interval / 5
-		if politetest.ExactStarts() {
-			slack = 2 * time.Millisecond
-		}
+		slack = politetest.Slack(cfg.Interval / 5)
 	}
 	cr.sum.Audit = web.Audit(CrawlAuditPolicy(pol, slack))
 	cr.sum.Elapsed = time.Since(start)
