@@ -146,7 +146,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
 		UserAgent: ua,
-		Policy:    robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry},
+		Policy:    robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: p.Robots.OnFailure},
 		Store:     o.robotsStore,
 		Clock:     o.clock,
 		Logger:    o.logger,

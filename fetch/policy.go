@@ -121,6 +121,11 @@ type RobotsPolicy struct {
 	// Retry is the least wait before fetching a robots.txt that failed again.
 	// Zero: DefaultRobotsRetry.
 	Retry time.Duration
+	// OnFailure says what an unreachable robots.txt (5xx or a network
+	// failure) does after a good copy was read: robots.UseLastGood keeps
+	// obeying that copy, as RFC 9309 §2.4 allows, retrying every Retry. Zero
+	// (robots.FailDisallowAll): the site is disallowed until a fetch succeeds.
+	OnFailure robots.FailureMode
 }
 
 // Credential is one request header carrying a secret, sent only to Hosts. Its value

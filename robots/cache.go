@@ -140,43 +140,53 @@ type Cache struct {
 	mem   *MemoryStore // store, when it is the default one (same Clock)
 	sf    singleflight.Group
 
-	// parsed keeps the Rules of entries that came back from the Store
-	// without them (stores that serialise), so a body is parsed once per
-	// fetch, not once per request.
-	mu     sync.Mutex
-	parsed map[string]parsedRules
+	// views keeps the parsed rules and fetch errors of records read back
+	// from a Store other than the default one (which keeps them itself), so
+	// a body is parsed once per fetch, not once per request.
+	mu    sync.Mutex
+	views map[string]entry
 }
 
-type parsedRules struct {
-	fetchedAt time.Time
-	n         int
-	rules     *Rules
+// entry is a Record with the Cache's in-memory view of it.
+type entry struct {
+	Record
+	// rules is Body parsed, when Outcome is ParseBody; nil until parsed.
+	rules *Rules
+	// err is the fetch failure as it happened in this process; nil for a
+	// record read back from a Store, which keeps only its text.
+	err error
 }
 
-// maxParsed bounds the Cache's own map of parsed rules; when full it starts
+// maxViews bounds the Cache's own map of views; when full it starts
 // afresh.
-const maxParsed = 1024
+const maxViews = 1024
 
-// rules returns the entry's Rules, parsing its Body when the Store did not
-// keep them.
-func (c *Cache) rules(host string, e *Entry) *Rules {
-	if e.Rules != nil {
-		return e.Rules
-	}
+// view completes a record read from a Store with the Cache's view of it:
+// the rules parsed once per fetch, and the fetch error when this process
+// made it.
+func (c *Cache) view(host string, r Record) entry {
 	c.mu.Lock()
-	p, ok := c.parsed[host]
+	v, ok := c.views[host]
 	c.mu.Unlock()
-	if ok && p.fetchedAt.Equal(e.FetchedAt) && p.n == len(e.Body) {
-		return p.rules
+	if ok && v.FetchedAt.Equal(r.FetchedAt) && len(v.Body) == len(r.Body) && v.Failure == r.Failure {
+		v.Record = r
+		return v
 	}
-	r := Parse(e.Body)
+	e := entry{Record: r}
+	if r.Outcome == ParseBody {
+		e.rules = Parse(r.Body)
+	}
+	c.remember(host, e)
+	return e
+}
+
+func (c *Cache) remember(host string, e entry) {
 	c.mu.Lock()
-	if c.parsed == nil || len(c.parsed) >= maxParsed {
-		c.parsed = make(map[string]parsedRules)
+	if c.views == nil || len(c.views) >= maxViews {
+		c.views = make(map[string]entry)
 	}
-	c.parsed[host] = parsedRules{fetchedAt: e.FetchedAt, n: len(e.Body), rules: r}
+	c.views[host] = e
 	c.mu.Unlock()
-	return r
 }
 
 func (c *Cache) init() {
@@ -215,7 +225,7 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 	}
 	switch e.Outcome {
 	case ParseBody:
-		rules := c.rules(host, &e)
+		rules := e.rules
 		target := u.RequestURI()
 		if rules.Allowed(c.UserAgent, target) {
 			return nil
@@ -230,9 +240,9 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 		RetryAt: e.Expires, Err: e.fetchErr()}
 }
 
-func (e *Entry) fetchErr() error {
-	if e.Err != nil {
-		return e.Err
+func (e *entry) fetchErr() error {
+	if e.err != nil {
+		return e.err
 	}
 	if e.Failure != "" {
 		return &FetchError{Text: e.Failure}
@@ -252,7 +262,7 @@ func (c *Cache) CrawlDelay(ctx context.Context, host string) (time.Duration, boo
 	if err != nil || e.Outcome != ParseBody {
 		return 0, false
 	}
-	return c.rules(key, &e).CrawlDelay(c.UserAgent)
+	return e.rules.CrawlDelay(c.UserAgent)
 }
 
 // Sitemaps returns the Sitemap URLs of the host's robots.txt, fetching it
@@ -269,7 +279,7 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 	}
 	switch e.Outcome {
 	case ParseBody:
-		return c.rules(h, &e).Sitemaps(), nil
+		return e.rules.Sitemaps(), nil
 	case AllowAll:
 		return nil, nil
 	}
@@ -277,16 +287,17 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 		RetryAt: e.Expires, Err: e.fetchErr()}
 }
 
-// Lookup returns the host's current entry, fetching robots.txt first when
+// Lookup returns the host's current record, fetching robots.txt first when
 // it is not cached or has expired. Concurrent lookups of one host share
-// one fetch. Fetch failures are entries, not errors: the error is ctx's
+// one fetch. Fetch failures are records, not errors: the error is ctx's
 // (a done ctx starts no fetch) or an invalid host's.
-func (c *Cache) Lookup(ctx context.Context, host string) (Entry, error) {
+func (c *Cache) Lookup(ctx context.Context, host string) (Record, error) {
 	key, err := normalize(host)
 	if err != nil {
-		return Entry{}, err
+		return Record{}, err
 	}
-	return c.lookup(ctx, key)
+	e, err := c.lookup(ctx, key)
+	return e.Record, err
 }
 
 // normalize returns host's key (hostkey.Normalize) or Lookup's error.
@@ -300,58 +311,58 @@ func normalize(host string) (string, error) {
 
 // lookup is Lookup for a host already normalised: the callers compute the
 // key once per call, and a cached host costs no allocation.
-func (c *Cache) lookup(ctx context.Context, host string) (Entry, error) {
+func (c *Cache) lookup(ctx context.Context, host string) (entry, error) {
 	c.init()
 	now := clock.Or(c.Clock).Now()
 	if e, ok := c.get(ctx, host, now); ok && now.Before(e.Expires) {
 		return e, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return Entry{}, err
+		return entry{}, err
 	}
 	ch := c.sf.DoChan(host, func() (any, error) {
 		return c.refresh(context.WithoutCancel(ctx), host), nil
 	})
 	select {
 	case r := <-ch:
-		return r.Val.(Entry), nil
+		return r.Val.(entry), nil
 	case <-ctx.Done():
-		return Entry{}, ctx.Err()
+		return entry{}, ctx.Err()
 	}
 }
 
 // get returns the stored entry of host, if any and readable. The default
 // store shares the Cache's Clock, so it is asked at the same now: one clock
 // reading per cached request instead of two.
-func (c *Cache) get(ctx context.Context, host string, now time.Time) (Entry, bool) {
+func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, bool) {
 	if c.mem != nil {
 		return c.mem.get(host, now)
 	}
-	e, ok, err := c.store.Get(ctx, host)
-	return e, ok && err == nil
+	r, ok, err := c.store.Get(ctx, host)
+	if !ok || err != nil {
+		return entry{}, false
+	}
+	return c.view(host, r), true
 }
 
 // refresh fetches the host's robots.txt and stores the new entry, unless
 // another fetch stored a fresh one meanwhile.
-func (c *Cache) refresh(ctx context.Context, host string) Entry {
+func (c *Cache) refresh(ctx context.Context, host string) entry {
 	clk := clock.Or(c.Clock)
-	prev, havePrev, err := c.store.Get(ctx, host)
-	if err != nil {
-		havePrev = false
-	}
+	prev, havePrev := c.get(ctx, host, clk.Now())
 	if havePrev && clk.Now().Before(prev.Expires) {
 		return prev
 	}
 	res := c.fetch(ctx, host)
 	now := clk.Now()
 	out := c.Policy.Status.Decide(res.status, res.err)
-	e := Entry{Outcome: out, Status: res.status, FetchedAt: now}
+	e := entry{Record: Record{Outcome: out, Status: res.status, FetchedAt: now}}
 	if res.err != nil {
-		e.Err, e.Failure = res.err, res.err.Error()
+		e.err, e.Failure = res.err, res.err.Error()
 	}
 	switch out {
 	case ParseBody:
-		e.Body, e.Rules = res.body, Parse(res.body)
+		e.Body, e.rules = res.body, Parse(res.body)
 		e.Expires = now.Add(c.ttl(res.header))
 	case AllowAll:
 		e.Expires = now.Add(c.ttl(res.header))
@@ -372,7 +383,12 @@ func (c *Cache) refresh(ctx context.Context, host string) Entry {
 			slog.Int("status", res.status), slog.String("outcome", e.Outcome.String()),
 			slog.Bool("stale", e.Stale), slog.String("failure", e.Failure), slog.Time("expires", e.Expires))
 	}
-	if err := c.store.Put(ctx, host, e); err != nil && c.Logger != nil {
+	if c.mem != nil {
+		c.mem.put(host, e)
+		return e
+	}
+	c.remember(host, e)
+	if err := c.store.Put(ctx, host, e.Record); err != nil && c.Logger != nil {
 		c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store put failed", slog.String("host", host), slog.String("error", err.Error()))
 	}
 	return e

@@ -12,13 +12,16 @@ import (
 // Clock is the injectable time source: nil means real time.
 type Clock = clock.Clock
 
-// Entry is the robots.txt state of one host: what its last fetch decided
-// and until when it stands. The zero value is an unfetched host's (expired,
-// ParseBody with no rules). Entries are values; a Store may share the Body
-// and Rules of the entries it returns, which nobody modifies.
-type Entry struct {
-	// Outcome is the decision for the whole host: ParseBody (obey Rules),
-	// AllowAll or DisallowAll.
+// Record is the robots.txt state of one host as a [Store] keeps it: what
+// its last fetch decided and until when it stands. It is plain data (no
+// error, no parsed rules), so a networked store can serialise every field
+// as it is; the [Cache] parses Body into its own bounded in-memory view. The
+// zero value is an unfetched host's (expired, ParseBody with no body).
+// Records are values; a Store may share the Body of the records it returns,
+// which nobody modifies.
+type Record struct {
+	// Outcome is the decision for the whole host: ParseBody (obey the rules
+	// of Body), AllowAll or DisallowAll.
 	Outcome Outcome
 	// Status is the HTTP status of the fetch behind Outcome, 0 when no
 	// response arrived.
@@ -27,15 +30,9 @@ type Entry struct {
 	// (behind a DisallowAll) or too many redirects; "" when a response
 	// arrived in full.
 	Failure string
-	// Err is that failure as an error. Stores that serialise may drop it and
-	// keep only Failure.
-	Err error
 	// Body is the robots.txt body (at most [MaxBodySize]+1 bytes) when
 	// Outcome is ParseBody.
 	Body []byte
-	// Rules is Body parsed. Stores that serialise may drop it: the Cache
-	// parses Body again when it is nil.
-	Rules *Rules
 	// FetchedAt is when the fetch behind Outcome finished.
 	FetchedAt time.Time
 	// Expires is when robots.txt is to be fetched again: the end of its TTL
@@ -49,13 +46,16 @@ type Entry struct {
 	LastFailure string
 }
 
-// Store keeps Entries per host (the normalised host name, with a non-default
-// port). Implementations must be safe for concurrent use. Get returns
-// ok=false for an unknown host; it may return expired entries (the Cache
-// needs the last good copy). Package robotstest checks an implementation.
+// Store keeps Records per host. The key is the host as every per-host
+// layer of politefetch keys it (lower case, IDNA A-labels, no trailing dot,
+// the port only when it is not 443), prefixed with "http://" for a host
+// read over plain http, whose robots.txt is a different file (RFC 9309
+// §2.3). Implementations must be safe for concurrent use. Get returns
+// ok=false for an unknown host; it may return expired records (the Cache
+// needs the last good copy). [robotstest.Run] checks an implementation.
 type Store interface {
-	Get(ctx context.Context, host string) (e Entry, ok bool, err error)
-	Put(ctx context.Context, host string, e Entry) error
+	Get(ctx context.Context, host string) (r Record, ok bool, err error)
+	Put(ctx context.Context, host string, r Record) error
 }
 
 // DefaultMaxHosts bounds a [MemoryStore] whose MaxEntries is zero.
@@ -94,36 +94,43 @@ type MemoryStore struct {
 
 type memItem struct {
 	host string
-	e    Entry
+	e    entry
 }
 
-// Get returns the host's entry.
-func (s *MemoryStore) Get(_ context.Context, host string) (Entry, bool, error) {
+// Get returns the host's record.
+func (s *MemoryStore) Get(_ context.Context, host string) (Record, bool, error) {
 	e, ok := s.get(host, clock.Or(s.Clock).Now())
-	return e, ok, nil
+	return e.Record, ok, nil
 }
 
-// get is Get at the time now, for a Cache that has just read the same
-// clock.
-func (s *MemoryStore) get(host string, now time.Time) (Entry, bool) {
+// get returns the host's record with the Cache's view of it, at the time
+// now, for a Cache that has just read the same clock.
+func (s *MemoryStore) get(host string, now time.Time) (entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el, ok := s.m[host]
 	if !ok {
-		return Entry{}, false
+		return entry{}, false
 	}
 	it := el.Value.(*memItem)
 	if now.After(it.e.Expires.Add(s.retain())) {
 		s.evict(el)
-		return Entry{}, false
+		return entry{}, false
 	}
 	s.l.MoveToFront(el)
 	return it.e, true
 }
 
-// Put stores the host's entry, evicting the least recently used ones beyond
+// Put stores the host's record, evicting the least recently used ones beyond
 // MaxEntries and any expired past Retain at the back of the list.
-func (s *MemoryStore) Put(_ context.Context, host string, e Entry) error {
+func (s *MemoryStore) Put(_ context.Context, host string, r Record) error {
+	s.put(host, entry{Record: r})
+	return nil
+}
+
+// put stores a record with the Cache's view of it (its parsed rules and
+// fetch error), so the default store serves a cached host without parsing.
+func (s *MemoryStore) put(host string, e entry) {
 	now := clock.Or(s.Clock).Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,7 +164,6 @@ func (s *MemoryStore) Put(_ context.Context, host string, e Entry) error {
 		}
 		s.evict(back)
 	}
-	return nil
 }
 
 // Len returns the number of hosts held.
@@ -176,7 +182,7 @@ func (s *MemoryStore) Bytes() int64 {
 
 // size estimates an entry's memory: its body twice (raw and parsed), its
 // texts and a fixed overhead for the entry, map and list.
-func size(host string, e Entry) int64 {
+func size(host string, e entry) int64 {
 	return int64(2*len(e.Body)+len(host)+len(e.Failure)+len(e.LastFailure)) + 256
 }
 

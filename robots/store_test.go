@@ -1,6 +1,7 @@
 package robots_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 	t.Run("Hosts", func(t *testing.T) {
 		s := &robots.MemoryStore{MaxEntries: 3, Clock: clk}
 		for i := range 5 {
-			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Entry{Expires: epoch.Add(time.Hour)})
+			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Record{Expires: epoch.Add(time.Hour)})
 		}
 		if s.Len() != 3 {
 			t.Fatalf("Len = %d, want 3", s.Len())
@@ -47,7 +48,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 		s := &robots.MemoryStore{MaxBytes: 1 << 20, Clock: clk}
 		body := make([]byte, 100<<10)
 		for i := range 20 {
-			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Entry{Body: body, Expires: epoch.Add(time.Hour)})
+			s.Put(ctx, fmt.Sprintf("h%d", i), robots.Record{Body: body, Expires: epoch.Add(time.Hour)})
 		}
 		if s.Bytes() > 1<<20 {
 			t.Fatalf("Bytes = %d, want at most %d", s.Bytes(), 1<<20)
@@ -59,7 +60,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 	t.Run("Time", func(t *testing.T) {
 		clk := clock.NewManual(epoch)
 		s := &robots.MemoryStore{Retain: time.Hour, Clock: clk}
-		s.Put(ctx, "a", robots.Entry{Expires: epoch.Add(time.Minute)})
+		s.Put(ctx, "a", robots.Record{Expires: epoch.Add(time.Minute)})
 		clk.Advance(time.Hour) // expired, but within Retain: kept for UseLastGood
 		if _, ok, _ := s.Get(ctx, "a"); !ok {
 			t.Fatal("expired entry forgotten within Retain")
@@ -219,21 +220,29 @@ func TestCacheHitDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// bodyOnlyStore keeps what a serialising store keeps: no Rules, no Err.
-type bodyOnlyStore struct{ robots.MemoryStore }
+// copyStore serialises as a networked store does: every Record it returns
+// is a fresh copy, its Body never the slice that was put.
+type copyStore struct{ robots.MemoryStore }
 
-func (s *bodyOnlyStore) Put(ctx context.Context, host string, e robots.Entry) error {
-	e.Rules, e.Err = nil, nil
-	return s.MemoryStore.Put(ctx, host, e)
+func (s *copyStore) Put(ctx context.Context, host string, r robots.Record) error {
+	r.Body = bytes.Clone(r.Body)
+	return s.MemoryStore.Put(ctx, host, r)
 }
 
-// TestCache_StoreWithoutRules: a Store that drops the parsed Rules and the
-// error value still gives the same answers (the Cache parses the body).
-func TestCache_StoreWithoutRules(t *testing.T) {
+func (s *copyStore) Get(ctx context.Context, host string) (robots.Record, bool, error) {
+	r, ok, err := s.MemoryStore.Get(ctx, host)
+	r.Body = bytes.Clone(r.Body)
+	return r, ok, err
+}
+
+// TestCache_StoreOfCopies: a Store that hands back copies of plain records
+// gives the same answers as the default one (the Cache parses each body
+// once into its own view).
+func TestCache_StoreOfCopies(t *testing.T) {
 	t.Parallel()
-	robotstest.Run(t, func(*testing.T) robots.Store { return &bodyOnlyStore{} })
+	robotstest.Run(t, func(*testing.T) robots.Store { return &copyStore{} })
 	web, c, _, _ := setup(t, robots.NewsPolicy())
-	c.Store = &bodyOnlyStore{}
+	c.Store = &copyStore{}
 	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\nCrawl-delay: 3\nSitemap: https://a.example/s.xml\n"})
 	web.Site("b.example").SetRobots(politetest.Robots{Failure: politetest.FailReset})
 	ctx := context.Background()

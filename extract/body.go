@@ -1,0 +1,389 @@
+package extract
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// readBody finds the article's body in doc and sets a.Blocks to it, in
+// reading order. It measures every element below <body> once, picks the
+// container whose paragraphs carry the most prose and the fewest links, adds
+// the siblings that read like more of the same, and renders the result as
+// blocks, leaving out boilerplate (navigation, forms, share and related
+// widgets, scripts, hidden elements) wherever it sits.
+func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
+	body := findElement(doc, atom.Body, 3)
+	if body == nil {
+		return
+	}
+	d := &detector{index: make(map[*html.Node]int32, 1024)}
+	d.measure(body, 0)
+	roots := d.choose(body)
+	r := renderer{d: d}
+	for _, n := range roots {
+		r.render(n, 0)
+	}
+	r.flush()
+	a.Blocks = r.blocks
+}
+
+// findElement returns the first element of kind a within depth levels of n.
+func findElement(n *html.Node, a atom.Atom, depth int) *html.Node {
+	if n.Type == html.ElementNode && n.DataAtom == a {
+		return n
+	}
+	if depth == 0 {
+		return nil
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if f := findElement(c, a, depth-1); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// stats is what the detector learns about one element's subtree, boilerplate
+// left out.
+type stats struct {
+	n      *html.Node
+	text   int32   // bytes of text, whitespace not counted
+	link   int32   // of which inside links
+	paras  int32   // paragraphs of prose below
+	commas int32   // commas in the text outside block children
+	score  float64 // prose credited to this element as a container
+	block  bool    // holds block-level elements
+	skip   bool    // boilerplate: left out of the body
+	weight float64 // class and id hint
+}
+
+func (s *stats) linkDensity() float64 {
+	if s.text == 0 {
+		return 0
+	}
+	return float64(s.link) / float64(s.text)
+}
+
+type detector struct {
+	nodes []stats
+	index map[*html.Node]int32
+	path  []int32 // the ancestors of the element being measured
+}
+
+func (d *detector) get(n *html.Node) *stats {
+	if i, ok := d.index[n]; ok {
+		return &d.nodes[i]
+	}
+	return nil
+}
+
+// measure records stats for element n and its subtree and returns its index.
+func (d *detector) measure(n *html.Node, depth int) int32 {
+	i := int32(len(d.nodes))
+	d.nodes = append(d.nodes, stats{n: n})
+	d.index[n] = i
+	kind := classify(n)
+	var text, link, paras, commas, inline int32
+	block := false
+	d.path = append(d.path, i)
+	if depth < maxDepth && kind != kindDrop {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch c.Type {
+			case html.TextNode:
+				t := textBytes(c.Data)
+				text += t
+				inline += t
+				commas += countCommas(c.Data)
+				if n.DataAtom == atom.A {
+					link += t
+				}
+			case html.ElementNode:
+				ci := d.measure(c, depth+1)
+				cs := &d.nodes[ci]
+				if cs.skip {
+					continue
+				}
+				text += cs.text
+				if n.DataAtom == atom.A {
+					link += cs.text
+				} else {
+					link += cs.link
+				}
+				paras += cs.paras
+				if cs.block || isBlock(c.DataAtom) {
+					block = true
+				} else {
+					inline += cs.text
+					commas += cs.commas
+				}
+			}
+		}
+	}
+	d.path = d.path[:len(d.path)-1]
+	s := &d.nodes[i]
+	s.text, s.link, s.block, s.commas = text, link, block, commas
+	switch kind {
+	case kindDrop:
+		s.skip = true
+		return i
+	case kindWeak:
+		// Boilerplate by its name, unless it plainly holds an article.
+		if !(paras >= 3 && text >= 600 && s.linkDensity() < 0.3) {
+			s.skip = true
+			return i
+		}
+	}
+	s.weight = classWeight(n)
+	// A paragraph of prose credits its container and, less, the ones above.
+	if isProse(n, block) && inline >= minProse {
+		v := 1 + float64(commas) + min(float64(inline)/100, 3)
+		if n.DataAtom == atom.P || n.DataAtom == atom.Pre || n.DataAtom == atom.Blockquote || n.DataAtom == atom.Td {
+			d.credit(len(d.path)-1, v)
+		} else {
+			s.score += v
+			d.credit(len(d.path)-1, v/2)
+		}
+		paras++
+	}
+	s.paras = paras
+	return i
+}
+
+// minProse is the shortest text, in bytes, that counts as a paragraph.
+const minProse = 25
+
+// credit adds a paragraph's value v to the ancestor at path[at] and halves and
+// thirds of it to the next two up.
+func (d *detector) credit(at int, v float64) {
+	for k, div := 0, 1.0; k < 3 && at-k >= 0; k, div = k+1, div+1 {
+		d.nodes[d.path[at-k]].score += v / div
+	}
+}
+
+// isProse reports whether n holds running text of its own: a paragraph-like
+// element, or a container whose text sits directly in it.
+func isProse(n *html.Node, block bool) bool {
+	switch n.DataAtom {
+	case atom.P, atom.Pre, atom.Blockquote, atom.Td, atom.Div, atom.Section, atom.Article, atom.Main, atom.Span, atom.Font, atom.Center, atom.Dd:
+		return true
+	}
+	return false
+}
+
+// choose picks the elements whose rendering is the body, in document order.
+func (d *detector) choose(body *html.Node) []*html.Node {
+	best := -1
+	bestScore := 0.0
+	for i := range d.nodes {
+		s := &d.nodes[i]
+		if s.skip || s.score <= 0 {
+			continue
+		}
+		f := (s.score + s.weight) * (1 - s.linkDensity())
+		if f > bestScore {
+			best, bestScore = i, f
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	top := d.nodes[best].n
+	parent := top.Parent
+	if parent == nil || top == body {
+		return []*html.Node{top}
+	}
+	threshold := max(10, bestScore*0.2)
+	var out []*html.Node
+	for c := parent.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c == top {
+			out = append(out, c)
+			continue
+		}
+		s := d.get(c)
+		if s == nil || s.skip {
+			continue
+		}
+		f := (s.score + s.weight) * (1 - s.linkDensity())
+		switch {
+		case f >= threshold:
+			out = append(out, c)
+		case c.DataAtom == atom.P && s.text >= 80 && s.linkDensity() < 0.25:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The classes of element the detector knows before measuring.
+type elementKind uint8
+
+const (
+	kindPlain elementKind = iota
+	kindDrop              // never content: scripts, media, controls, hidden
+	kindWeak              // boilerplate by name or tag, unless it plainly holds an article
+)
+
+func classify(n *html.Node) elementKind {
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Canvas,
+		atom.Iframe, atom.Object, atom.Embed, atom.Video, atom.Audio, atom.Source, atom.Img, atom.Picture,
+		atom.Map, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Option, atom.Dialog, atom.Head,
+		atom.Link, atom.Meta, atom.Title:
+		return kindDrop
+	case atom.Nav, atom.Aside, atom.Footer, atom.Form, atom.Header, atom.Menu:
+		return kindWeak
+	}
+	if n.Type != html.ElementNode {
+		return kindDrop
+	}
+	var cls, id string
+	for _, at := range n.Attr {
+		switch at.Key {
+		case "hidden":
+			return kindDrop
+		case "aria-hidden":
+			if at.Val == "true" {
+				return kindDrop
+			}
+		case "style":
+			if hiddenStyle(at.Val) {
+				return kindDrop
+			}
+		case "class":
+			cls = at.Val
+		case "id":
+			id = at.Val
+		case "role":
+			switch at.Val {
+			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "search", "dialog", "alert":
+				return kindWeak
+			}
+		}
+	}
+	if cls == "" && id == "" {
+		return kindPlain
+	}
+	return nameKind(strings.ToLower(cls + " " + id))
+}
+
+func hiddenStyle(s string) bool {
+	s = strings.ToLower(s)
+	s = strings.ReplaceAll(s, " ", "")
+	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
+}
+
+// Name fragments of class and id attributes. A strong one marks boilerplate
+// whatever else the name says; a weak one, unless a content word is there too.
+var (
+	strongNames = []string{"comment", "share", "sharing", "social", "related", "newsletter", "subscri", "signup",
+		"sign-up", "promo", "outbrain", "taboola", "recommend", "breadcrumb", "cookie", "consent", "gdpr", "popup",
+		"modal", "sponsor", "advert", "paywall", "most-popular", "mostpopular", "trending", "read-more", "readmore",
+		"more-stories", "disqus", "author-bio", "byline", "skip-link", "sr-only", "visually-hidden", "screen-reader",
+		"print-only", "nocontent", "toolbar", "pagination", "pager", "tags", "tag-list", "rating", "caption-credit"}
+	weakNames = []string{"sidebar", "footer", "menu", "banner", "masthead", "navbar", "nav-", "-nav", "widget",
+		"header", "meta", "hidden", "combx", "community", "extra", "supplemental", "skyscraper", "ad-", "-ad", "ads"}
+	goodNames = []string{"article", "content", "body", "main", "entry", "post", "story", "text", "blog", "prose"}
+)
+
+func nameKind(name string) elementKind {
+	for _, s := range strongNames {
+		if strings.Contains(name, s) {
+			return kindWeak
+		}
+	}
+	weak := false
+	for _, s := range weakNames {
+		if strings.Contains(name, s) {
+			weak = true
+			break
+		}
+	}
+	if !weak {
+		return kindPlain
+	}
+	for _, s := range goodNames {
+		if strings.Contains(name, s) {
+			return kindPlain
+		}
+	}
+	return kindWeak
+}
+
+// classWeight is a hint from an element's class and id.
+func classWeight(n *html.Node) float64 {
+	w := 0.0
+	for _, at := range n.Attr {
+		switch at.Key {
+		case "class", "id":
+			v := strings.ToLower(at.Val)
+			for _, s := range goodNames {
+				if strings.Contains(v, s) {
+					w += 10
+					break
+				}
+			}
+		case "itemprop":
+			if at.Val == "articleBody" {
+				w += 25
+			}
+		}
+	}
+	if n.DataAtom == atom.Article {
+		w += 10
+	}
+	return w
+}
+
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Details, atom.Dialog, atom.Dd, atom.Div,
+		atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.H1, atom.H2,
+		atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup, atom.Hr, atom.Li, atom.Main, atom.Nav,
+		atom.Ol, atom.P, atom.Pre, atom.Section, atom.Table, atom.Ul, atom.Tr, atom.Td, atom.Th, atom.Tbody,
+		atom.Thead, atom.Tfoot, atom.Caption, atom.Center, atom.Summary, atom.Menu, atom.Br:
+		return true
+	}
+	return false
+}
+
+// textBytes counts s's bytes that are not white space.
+func textBytes(s string) int32 {
+	n := int32(0)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', '\f':
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func countCommas(s string) int32 {
+	n := int32(strings.Count(s, ","))
+	if !isASCII(s) {
+		for _, r := range s {
+			switch r {
+			case '，', '、', '،':
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,497 @@
+package extract
+
+import (
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// The metadata of a page is read from these sources, most trusted first:
+//
+//  1. JSON-LD: the page's Article node (any schema.org type named
+//     *Article, BlogPosting, LiveBlogPosting, SocialMediaPosting or
+//     Report), found at the top of a script, in an array or in an @graph,
+//     or as a WebPage's mainEntity, with @id references resolved;
+//  2. OpenGraph (og:*) and its article:* properties;
+//  3. Twitter cards (twitter:*);
+//  4. plain meta names (author, description, keywords, news_keywords,
+//     date, title, language, …);
+//  5. Dublin Core (DC.* and dcterms.*);
+//  6. microdata: itemprop values inside the first itemscope of an Article
+//     type;
+//  7. markup that names a byline as one: <a rel=author> with a name as
+//     its text, or an itemprop=author outside any Article scope. A class
+//     such as "byline" or "author" is not enough: it is styling, not a
+//     statement;
+//  8. <html lang> and <meta http-equiv=content-language>, then an hreflang
+//     alternate that points at the page itself.
+//
+// Two fields depart from that order, since the markup has a mechanism made
+// for them: the canonical URL is read first from <link rel=canonical>,
+// and the language first from JSON-LD inLanguage, then <html lang>, before
+// OpenGraph's og:locale (whose underscore is written as a hyphen).
+//
+// The most trusted source that states a field gives its value; every less
+// trusted source that states a different value is kept in the field's
+// Conflicts. For Authors and Keywords the most trusted source that names
+// any gives the whole list, and a less trusted list that differs is kept
+// as one Conflict (its entries joined by "; ") on the first entry.
+//
+// Nothing is ever completed: no date from the URL or from HTTP headers, no
+// language from the text, no headline from <title> (it names the page, not
+// the article), no author from the page's layout. A URL is resolved
+// against the page's URL; text has its entities decoded and its
+// whitespace collapsed.
+
+// readMeta fills a's metadata from the parsed page. page may be nil, when
+// URLs are kept as written.
+func readMeta(doc *html.Node, page *url.URL, a *Article) {
+	var p pageScan
+	p.page = page
+	p.scan(doc, false)
+
+	var c cands
+	p.readLD(&c)
+	p.readMetaTags(&c)
+	p.readMicrodata(&c)
+	p.readMarkup(&c)
+	p.readIDs(&c)
+	c.fill(a)
+}
+
+// pageScan holds what one walk of the tree found.
+type pageScan struct {
+	page     *url.URL
+	htmlLang string
+	metas    []metaTag
+	links    []linkTag
+	ldTexts  []string
+	// scope is the first itemscope element of an Article type; itemAuthors
+	// are itemprop=author elements outside any such scope.
+	scope       *html.Node
+	scopeType   string
+	itemAuthors []*html.Node
+	relAuthors  []*html.Node
+	bodyClass   string
+	drupalNodes []string
+}
+
+type metaTag struct {
+	attr    string // "property", "name" or "http-equiv", as written
+	key     string // its value, lower case
+	content string
+}
+
+type linkTag struct {
+	rel      []string // lower case tokens
+	href     string
+	typ      string
+	hreflang string
+	text     string // an <a>'s text; "" for <link>
+	anchor   bool
+}
+
+// scan walks the tree once. inScope says whether n is inside an
+// itemscope (of any type) that is not the Article scope.
+func (p *pageScan) scan(n *html.Node, inScope bool) {
+	for ; n != nil; n = n.NextSibling {
+		if n.Type == html.ElementNode {
+			p.element(n, inScope)
+			if n.DataAtom == atom.Script || n.DataAtom == atom.Style {
+				continue
+			}
+			child := inScope
+			if hasAttr(n, "itemscope") {
+				child = true
+			}
+			p.scan(n.FirstChild, child)
+			continue
+		}
+		if n.FirstChild != nil {
+			p.scan(n.FirstChild, inScope)
+		}
+	}
+}
+
+func (p *pageScan) element(n *html.Node, inScope bool) {
+	switch n.DataAtom {
+	case atom.Html:
+		if p.htmlLang == "" {
+			p.htmlLang = collapse(attrOf(n, "lang"))
+			if p.htmlLang == "" {
+				p.htmlLang = collapse(attrOf(n, "xml:lang"))
+			}
+		}
+	case atom.Body:
+		if p.bodyClass == "" {
+			p.bodyClass = attrOf(n, "class")
+		}
+	case atom.Meta:
+		if len(p.metas) < maxMetaTags {
+			for _, k := range [...]string{"property", "name", "http-equiv"} {
+				if v, ok := attrOK(n, k); ok && v != "" {
+					p.metas = append(p.metas, metaTag{attr: k, key: strings.ToLower(strings.TrimSpace(v)), content: collapse(attrOf(n, "content"))})
+					break
+				}
+			}
+		}
+	case atom.Link, atom.A:
+		rel := attrOf(n, "rel")
+		if rel == "" || len(p.links) >= maxLinkTags {
+			break
+		}
+		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), href: strings.TrimSpace(attrOf(n, "href")),
+			typ: strings.ToLower(strings.TrimSpace(attrOf(n, "type"))), hreflang: collapse(attrOf(n, "hreflang")), anchor: n.DataAtom == atom.A}
+		if l.anchor {
+			l.text = textOf(n)
+		}
+		p.links = append(p.links, l)
+	case atom.Script:
+		if isLDType(attrOf(n, "type")) && len(p.ldTexts) < maxLDScripts {
+			var b strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.TextNode {
+					b.WriteString(c.Data)
+				}
+			}
+			p.ldTexts = append(p.ldTexts, b.String())
+		}
+	}
+	if v, ok := attrOK(n, "data-history-node-id"); ok && len(p.drupalNodes) < maxLinkTags {
+		p.drupalNodes = append(p.drupalNodes, strings.TrimSpace(v))
+	}
+	if hasAttr(n, "itemscope") {
+		if t := articleItemType(attrOf(n, "itemtype")); t != "" && p.scope == nil && !inScope {
+			p.scope, p.scopeType = n, t
+			return
+		}
+	}
+	if !inScope && len(p.itemAuthors) < maxAuthors && hasToken(attrOf(n, "itemprop"), "author") {
+		p.itemAuthors = append(p.itemAuthors, n)
+	}
+}
+
+// Caps on what one page may contribute, so hostile markup costs bounded
+// work and memory.
+const (
+	maxMetaTags = 1024
+	maxLinkTags = 1024
+	maxAuthors  = 64
+	maxKeywords = 256
+	maxIDs      = 64
+)
+
+func isLDType(t string) bool {
+	t = strings.ToLower(strings.TrimSpace(t))
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	return t == "application/ld+json"
+}
+
+// readMetaTags reads OpenGraph, article:*, Twitter, plain meta names and
+// Dublin Core, each as a separate tier of trust.
+func (p *pageScan) readMetaTags(c *cands) {
+	// OpenGraph and article:*
+	for _, m := range p.metas {
+		src := m.source()
+		switch m.key {
+		case "og:title":
+			c.headline.add(m.content, src)
+		case "og:description":
+			c.description.add(m.content, src)
+		case "og:url":
+			c.canonicalOG.add(p.resolve(m.content), src)
+		case "og:image", "og:image:url", "og:image:secure_url":
+			c.image.add(p.resolve(m.content), src)
+		case "og:site_name":
+			c.publisher.add(m.content, src)
+		case "og:locale":
+			c.locale.add(strings.ReplaceAll(m.content, "_", "-"), src)
+		case "og:updated_time":
+			c.modified.add(m.content, src)
+		case "article:published_time":
+			c.published.add(m.content, src)
+		case "article:modified_time":
+			c.modified.add(m.content, src)
+		case "article:section":
+			c.section.add(m.content, src)
+		case "article:author":
+			if !looksLikeURL(m.content) {
+				c.authors.add(m.content, src)
+			}
+		case "article:tag":
+			c.keywords.add(m.content, src)
+		case "article:content_tier":
+			switch strings.ToLower(m.content) {
+			case "locked", "metered":
+				c.access.add(Gated, src)
+			case "free":
+				c.access.add(Free, src)
+			}
+		}
+	}
+	c.nextTier()
+	// Twitter cards
+	for _, m := range p.metas {
+		src := m.source()
+		switch m.key {
+		case "twitter:title":
+			c.headline.add(m.content, src)
+		case "twitter:description":
+			c.description.add(m.content, src)
+		case "twitter:image", "twitter:image:src":
+			c.image.add(p.resolve(m.content), src)
+		}
+	}
+	c.nextTier()
+	// plain meta names
+	for _, m := range p.metas {
+		src := m.source()
+		if m.attr == "http-equiv" {
+			continue
+		}
+		switch m.key {
+		case "title":
+			c.headline.add(m.content, src)
+		case "description":
+			c.description.add(m.content, src)
+		case "author":
+			c.authors.add(m.content, src)
+		case "keywords", "news_keywords":
+			c.keywords.addList(splitComma(m.content), src)
+		case "date", "pubdate", "publish-date", "publish_date", "publication_date":
+			c.published.add(m.content, src)
+		case "language":
+			c.language.add(m.content, src)
+		}
+	}
+	c.nextTier()
+	// Dublin Core
+	for _, m := range p.metas {
+		src := m.source()
+		key, ok := dcKey(m.key)
+		if !ok || m.attr == "http-equiv" {
+			continue
+		}
+		switch key {
+		case "title":
+			c.headline.add(m.content, src)
+		case "description", "abstract":
+			c.description.add(m.content, src)
+		case "creator":
+			c.authors.add(m.content, src)
+		case "subject":
+			c.keywords.addList(splitComma(m.content), src)
+		case "date", "date.issued", "issued", "created", "date.created":
+			c.published.add(m.content, src)
+		case "modified", "date.modified":
+			c.modified.add(m.content, src)
+		case "language":
+			c.language.add(m.content, src)
+		case "publisher":
+			c.publisher.add(m.content, src)
+		}
+	}
+	c.nextTier()
+}
+
+// dcKey strips a Dublin Core prefix ("dc." or "dcterms.").
+func dcKey(k string) (string, bool) {
+	for _, pre := range [...]string{"dcterms.", "dc."} {
+		if strings.HasPrefix(k, pre) {
+			return k[len(pre):], true
+		}
+	}
+	return "", false
+}
+
+func (m metaTag) source() string { return "meta[" + m.attr + "=" + m.key + "]" }
+
+// readMarkup reads the bylines the markup names, the language
+// declarations and the links.
+func (p *pageScan) readMarkup(c *cands) {
+	for _, n := range p.itemAuthors {
+		if v := itemName(n); v != "" {
+			c.authors.add(v, "[itemprop=author]")
+		}
+	}
+	for _, l := range p.links {
+		if l.anchor && hasRel(l.rel, "author") && l.text != "" && !looksLikeURL(l.text) {
+			c.authors.add(l.text, "a[rel=author]")
+		}
+	}
+	c.nextTier()
+
+	c.htmlLang.add(p.htmlLang, "html[lang]")
+	for _, m := range p.metas {
+		if m.attr == "http-equiv" && m.key == "content-language" && !strings.ContainsAny(m.content, ", ") {
+			c.htmlLang.add(m.content, "meta[http-equiv=content-language]")
+		}
+	}
+	self := p.resolve("")
+	for _, l := range p.links {
+		if !l.anchor && hasRel(l.rel, "alternate") && l.hreflang != "" && !strings.EqualFold(l.hreflang, "x-default") &&
+			self != "" && sameDoc(p.resolve(l.href), self) {
+			c.hreflang.add(l.hreflang, "link[rel=alternate][hreflang]")
+		}
+	}
+
+	for _, l := range p.links {
+		if l.anchor {
+			continue
+		}
+		switch {
+		case hasRel(l.rel, "canonical"):
+			c.canonicalLink.add(p.resolve(l.href), "link[rel=canonical]")
+		case hasRel(l.rel, "image_src"):
+			c.imageLink.add(p.resolve(l.href), "link[rel=image_src]")
+		}
+	}
+	// A translation relation from a link: exactly one distinct target.
+	var target string
+	many := false
+	for _, l := range p.links {
+		if !hasRel(l.rel, "translation-of") || l.href == "" {
+			continue
+		}
+		u := p.resolve(l.href)
+		if target != "" && u != target {
+			many = true
+		}
+		target = u
+	}
+	if target != "" && !many {
+		c.translationLink.add(target, "link[rel=translation-of]")
+	}
+}
+
+// resolve makes ref absolute against the page's URL; a ref that does not
+// parse, or any ref when the page's URL is unknown, is kept as written.
+func (p *pageScan) resolve(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if p.page == nil {
+		return ref
+	}
+	u, err := p.page.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	if ref == "" {
+		u.Fragment = ""
+	}
+	return u.String()
+}
+
+// sameDoc reports whether two absolute URLs name the same document
+// (fragments ignored).
+func sameDoc(a, b string) bool {
+	if i := strings.IndexByte(a, '#'); i >= 0 {
+		a = a[:i]
+	}
+	if i := strings.IndexByte(b, '#'); i >= 0 {
+		b = b[:i]
+	}
+	return a == b
+}
+
+func looksLikeURL(s string) bool {
+	s = strings.ToLower(s)
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "//")
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = collapse(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func hasRel(rel []string, want string) bool {
+	for _, r := range rel {
+		if r == want {
+			return true
+		}
+	}
+	return false
+}
+
+func hasToken(list, want string) bool {
+	for _, t := range strings.Fields(list) {
+		if strings.EqualFold(t, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func attrOK(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func attrOf(n *html.Node, key string) string {
+	v, _ := attrOK(n, key)
+	return v
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	_, ok := attrOK(n, key)
+	return ok
+}
+
+// maxTextBytes caps the text read from one element for a metadata field.
+const maxTextBytes = 4096
+
+// textOf is n's text content, whitespace collapsed, scripts and styles
+// skipped, cut at maxTextBytes.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && b.Len() < maxTextBytes; c = c.NextSibling {
+			switch c.Type {
+			case html.TextNode:
+				b.WriteString(c.Data)
+				b.WriteByte(' ')
+			case html.ElementNode:
+				if c.DataAtom != atom.Script && c.DataAtom != atom.Style {
+					walk(c)
+				}
+			}
+		}
+	}
+	walk(n)
+	return collapse(b.String())
+}
+
+// collapse trims s and turns every run of white space into one space.
+func collapse(s string) string {
+	clean := true
+	prevSpace := true
+	for i := 0; i < len(s); i++ {
+		sp := isSpace(s[i])
+		if sp && (prevSpace || s[i] != ' ') {
+			clean = false
+			break
+		}
+		prevSpace = sp
+	}
+	if clean && !prevSpace {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
