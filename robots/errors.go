@@ -90,8 +90,8 @@ func (e *RefusalError) Unwrap() []error {
 	return []error{ErrDisallowed}
 }
 
-// FetchError is the network failure of a robots.txt fetch, kept in an
-// [Entry] and reported in a [RefusalError]'s Err.
+// FetchError is the network failure of a robots.txt fetch, kept in
+// the Cache's view of a [Record] and reported in a [RefusalError]'s Err.
 type FetchError struct {
 	// URL is the robots.txt URL requested when the failure happened (after
 	// redirects).
