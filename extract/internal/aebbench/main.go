@@ -1,0 +1,61 @@
+// Command aebbench runs extract over a folder shaped like the public
+// article-extraction benchmark (html/<id>.html.gz, ground-truth.json) and
+// prints F1, precision, recall and pages per second on one core:
+//
+//	go run ./extract/internal/aebbench -data DIR [-predictions preds.json] [-worst 20]
+//
+// -data defaults to $AEB_DATA. With -predictions it also writes the output for
+// every page in the benchmark's format, {id: {"articleBody": text}}.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+
+	"github.com/politefetch/politefetch/extract"
+	"github.com/politefetch/politefetch/internal/aeb"
+)
+
+func main() {
+	data := flag.String("data", os.Getenv("AEB_DATA"), "benchmark folder (html/, ground-truth.json)")
+	preds := flag.String("predictions", "", "write predictions for every page to this file")
+	rounds := flag.Int("rounds", 3, "runs over the set; pages/s is the best")
+	worst := flag.Int("worst", 0, "list this many worst pages")
+	exact := flag.Bool("exact", false, "print F1, precision and recall to 12 digits")
+	flag.Parse()
+	if *data == "" {
+		fmt.Fprintln(os.Stderr, "aebbench: no data folder: pass -data or set AEB_DATA")
+		os.Exit(2)
+	}
+	pages, err := aeb.Load(*data)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	r := aeb.Run("extract", pages, *rounds, Extract)
+	aeb.Print(os.Stdout, r)
+	if *exact {
+		fmt.Printf("F1 %.12f precision %.12f recall %.12f\n", r.Score.F1, r.Score.Precision, r.Score.Recall)
+	}
+	if *worst > 0 {
+		aeb.Worst(os.Stdout, r, *worst)
+	}
+	if *preds != "" {
+		if err := aeb.WritePredictions(*preds, r.Predictions); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
+
+// Extract is extract.HTML's body text for one page.
+func Extract(p *aeb.Page) string {
+	u, _ := url.Parse(p.URL)
+	a, err := extract.HTML(p.HTML, u, nil)
+	if err != nil {
+		return ""
+	}
+	return a.Text()
+}
