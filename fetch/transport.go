@@ -250,13 +250,18 @@ func dialTLS(ctx context.Context, d *netguard.Dialer, slots *connSlots, roots *x
 	return tc, nil
 }
 
-// hopTrace is what one request's trace learns.
+// hopTrace is what one request's trace learns. Its hooks run on the
+// transport's goroutines (the dial, the write loop, the read loop), which may
+// still call them after RoundTrip has returned early on cancellation, so every
+// field they write is read under mu.
 type hopTrace struct {
-	call         *callInfo
+	call *callInfo
+	ct   httptrace.ClientTrace
+
+	mu           sync.Mutex
 	conn         *tracedConn
 	reused       bool
 	wrote, first time.Time
-	ct           httptrace.ClientTrace
 }
 
 // hopRecorder is the bottom layer of a Client's chain: it records every request
@@ -271,23 +276,33 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ht := &hopTrace{call: callFrom(ctx)}
 	ht.ct = httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
-			ht.conn, _ = i.Conn.(*tracedConn)
-			ht.reused = i.Reused
-			if ht.conn != nil && ht.call != nil && ht.call.wrote != nil {
-				ht.conn.pending.Store(ht.call.wrote) // marked at the conn's next Write
+			conn, _ := i.Conn.(*tracedConn)
+			ht.mu.Lock()
+			ht.conn, ht.reused = conn, i.Reused
+			ht.mu.Unlock()
+			if conn != nil && ht.call != nil && ht.call.wrote != nil {
+				conn.pending.Store(ht.call.wrote) // marked at the conn's next Write
 			}
 		},
 		WroteHeaders: func() {
-			ht.wrote = time.Now()
-			if ht.conn == nil && ht.call != nil && ht.call.wrote != nil {
+			now := time.Now()
+			ht.mu.Lock()
+			ht.wrote = now
+			conn := ht.conn
+			ht.mu.Unlock()
+			if conn == nil && ht.call != nil && ht.call.wrote != nil {
 				s := ht.call.wrote // not our connection: the closest hook there is
 				s.p.markStart(s.key)
 			}
 		},
-		GotFirstResponseByte: func() { ht.first = time.Now() },
+		GotFirstResponseByte: func() {
+			now := time.Now()
+			ht.mu.Lock()
+			ht.first = now
+			ht.mu.Unlock()
+		},
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
-	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	if err != nil {
 		var be *netguard.BlockedError
 		if errors.As(err, &be) {
@@ -296,6 +311,9 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	ht.mu.Lock()
+	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
+	ht.mu.Unlock()
 	if conn != nil && resp.TLS == nil {
 		resp.TLS = conn.state // shared by the responses of one connection: read only
 	}
