@@ -1,0 +1,482 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/internal/hostkey"
+)
+
+// MinInterval is the shortest feed interval a source may declare (S2, V7).
+const MinInterval = 15 * time.Minute
+
+// Source is one publisher's source, as data: what announces its articles
+// (the trigger), where its backlog is listed, how each article is read,
+// which hosts and query parameters it admits, how often its trigger is
+// read, whether its licence allows full text, how its articles are
+// identified, the policy it is read under, and whether it is active.
+//
+// A Source is loaded from configuration (the json and yaml tags name its
+// keys) and checked with [Source.Validate]; a Crawler refuses one that does
+// not validate. It is plain data: copy it freely.
+type Source struct {
+	// ID names the source in the state store and in deposits: letters,
+	// digits, '-', '_' and '.', at most 64 bytes. Required.
+	ID string `json:"id" yaml:"id"`
+	// Name is the source's human name, e.g. "Example Daily". Required.
+	Name string `json:"name" yaml:"name"`
+	// Brand is the publisher's brand as readers see it. "": Name.
+	Brand string `json:"brand,omitempty" yaml:"brand,omitempty"`
+	// Category is the source's category (e.g. "World"); free text.
+	Category string `json:"category,omitempty" yaml:"category,omitempty"`
+
+	// Trigger is what announces new articles (V1). Required.
+	Trigger Trigger `json:"trigger" yaml:"trigger"`
+	// Backlog is where the source lists its older articles (V4). Nil: the
+	// source has no backlog walk.
+	Backlog *Backlog `json:"backlog,omitempty" yaml:"backlog,omitempty"`
+	// Read is how one article is read (V2). Its zero value reads the page.
+	Read Read `json:"read" yaml:"read"`
+
+	// Admitted lists the hosts the source may be read from and redirected
+	// to (V10): exact names, or "*.example.com". Required: every trigger,
+	// backlog and read URL must be on an admitted host.
+	Admitted []string `json:"admitted" yaml:"admitted"`
+	// Params lists the query parameters the source declares necessary:
+	// never stripped, and a redirect may add them (V10).
+	Params []string `json:"params,omitempty" yaml:"params,omitempty"`
+
+	// Interval is how often the trigger is read. Zero: MinInterval. Less
+	// than MinInterval is refused (S2, V7).
+	Interval Duration `json:"interval,omitempty" yaml:"interval,omitempty"`
+	// FullText reports that the source's licence allows keeping the full
+	// text (S6). False: only the trigger's excerpt of each story is kept,
+	// labelled, with a link to the original (S5); articles are not read.
+	FullText bool `json:"full_text" yaml:"full_text"`
+	// Identifier says how an article is identified (V3). Zero: IDFromCMS.
+	Identifier IDRule `json:"identifier,omitempty" yaml:"identifier,omitempty"`
+	// Policy is the preset the source is read under, with overrides.
+	// Required (its Preset).
+	Policy PolicySpec `json:"policy" yaml:"policy"`
+	// Active reports whether the source is crawled. An inactive source is
+	// never fetched again, and what was deposited stays as it is (V13).
+	Active bool `json:"active" yaml:"active"`
+}
+
+// Trigger is what announces a source's new articles (V1): one or more feeds,
+// or a public API call without a secret. Exactly one of Feeds and API is
+// set. Nothing of the trigger's content is kept beyond each article's
+// reference, except a story's excerpt where the source keeps excerpts (S5).
+type Trigger struct {
+	// Feeds are RSS, Atom or JSON Feed URLs (https).
+	Feeds []string `json:"feeds,omitempty" yaml:"feeds,omitempty"`
+	// API is a public JSON list of the newest articles; only its first
+	// page is read on each trigger read.
+	API *feed.APISpec `json:"api,omitempty" yaml:"api,omitempty"`
+}
+
+// BacklogKind says how a backlog is listed.
+type BacklogKind string
+
+// The kinds of backlog list (V4).
+const (
+	BacklogSitemap   BacklogKind = "sitemap"   // sitemaps (URLs, else those robots.txt names)
+	BacklogWordPress BacklogKind = "wordpress" // the WordPress REST post list of Site
+	BacklogAPI       BacklogKind = "api"       // a paginated JSON list described by API
+)
+
+// Backlog is where a source lists its articles, walked newest to oldest at
+// start-up and then every DefaultBacklogInterval, references only (V4, V7).
+type Backlog struct {
+	// Kind is the list's kind. Required.
+	Kind BacklogKind `json:"kind" yaml:"kind"`
+	// URLs are the sitemaps to walk (BacklogSitemap). Empty: those the
+	// site's robots.txt names, else Site + "/sitemap.xml".
+	URLs []string `json:"urls,omitempty" yaml:"urls,omitempty"`
+	// Site is the site's https origin (BacklogSitemap without URLs,
+	// BacklogWordPress).
+	Site string `json:"site,omitempty" yaml:"site,omitempty"`
+	// PerPage is the WordPress page size. 0: the API's maximum, 100.
+	PerPage int `json:"per_page,omitempty" yaml:"per_page,omitempty"`
+	// API describes the list (BacklogAPI).
+	API *feed.APISpec `json:"api,omitempty" yaml:"api,omitempty"`
+	// Floor is the source's floor date: nothing older is listed. Zero: none.
+	Floor time.Time `json:"floor,omitzero" yaml:"floor,omitempty"`
+}
+
+// ReadMethod says how an article is read (V2).
+type ReadMethod string
+
+// The ways to read an article (V2).
+const (
+	// ReadPage reads the article's HTML page at its address.
+	ReadPage ReadMethod = "page"
+	// ReadPublicAPI reads a public API document per article, such as the
+	// WordPress REST post: Read.URL with "{id}" replaced by its identifier.
+	ReadPublicAPI ReadMethod = "public-api"
+	// ReadCMSAPI reads the publisher's CMS API with a credential header
+	// (Read.Credential): Read.URL with "{id}" replaced.
+	ReadCMSAPI ReadMethod = "cms-api"
+)
+
+// Read is how a source's articles are read (V2). The zero value reads each
+// article's page.
+type Read struct {
+	// Method is the way. "": ReadPage.
+	Method ReadMethod `json:"method,omitempty" yaml:"method,omitempty"`
+	// URL is the API address of one article for ReadPublicAPI and
+	// ReadCMSAPI, with "{id}" where the identifier goes, e.g.
+	// "https://example.org/wp-json/wp/v2/posts/{id}".
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+	// Credential is the header ReadCMSAPI sends; its value is a reference,
+	// never the secret itself (V2, V9b).
+	Credential *CredentialRef `json:"credential,omitempty" yaml:"credential,omitempty"`
+}
+
+// CredentialRef names a credential header and where its value is found:
+// "env:NAME" (an environment variable) or "file:PATH" (a file's contents,
+// trailing newline removed). The secret itself is never part of a Source.
+type CredentialRef struct {
+	Header string `json:"header" yaml:"header"`
+	Value  string `json:"value" yaml:"value"`
+}
+
+// Resolve reads the credential's value from where Value points. It is the
+// only place a secret is read; the Crawler calls it once per source. Its
+// error never includes the secret.
+func (c CredentialRef) Resolve() (string, error) {
+	kind, ref, _ := strings.Cut(c.Value, ":")
+	var v string
+	switch kind {
+	case "env":
+		s, ok := os.LookupEnv(ref)
+		if !ok {
+			return "", fmt.Errorf("crawl: credential %s: environment variable %s not set", c.Header, ref)
+		}
+		v = s
+	case "file":
+		b, err := os.ReadFile(ref)
+		if err != nil {
+			return "", fmt.Errorf("crawl: credential %s: %w", c.Header, err)
+		}
+		v = strings.TrimRight(string(b), "\r\n")
+	default:
+		return "", fmt.Errorf("crawl: credential %s: value must be env:NAME or file:PATH", c.Header)
+	}
+	if v == "" {
+		return "", fmt.Errorf("crawl: credential %s: empty value", c.Header)
+	}
+	return v, nil
+}
+
+// IDRule says where an article's identifier comes from (V3).
+type IDRule string
+
+// The identifier rules (V3).
+const (
+	// IDFromCMS: the CMS's identifier, read from the trigger, the backlog
+	// list and the article, which must agree. The zero rule.
+	IDFromCMS IDRule = "cms"
+	// IDFromURL: the article's address is its identifier, for a source
+	// whose configuration declares that its CMS has no stable one.
+	IDFromURL IDRule = "url"
+)
+
+// Preset names one of the three policies (fetch.StrictNews, fetch.Digest,
+// fetch.Vault).
+type Preset string
+
+// The presets.
+const (
+	StrictNews Preset = "strict-news"
+	Digest     Preset = "digest"
+	Vault      Preset = "vault"
+)
+
+// PolicySpec is a source's policy: a preset and the overrides a source may
+// make. An override can only make the crawl more polite.
+type PolicySpec struct {
+	// Preset is the policy. Required.
+	Preset Preset `json:"preset" yaml:"preset"`
+	// Interval, when set, lengthens the per-host interval of the preset;
+	// shorter than the preset's is refused.
+	Interval Duration `json:"interval,omitempty" yaml:"interval,omitempty"`
+}
+
+// Fetch returns the fetch policy the spec names, with its overrides. The
+// caller adds the identity (fetch.Policy's Name, InfoURL, Contact) where the
+// preset asks for one.
+func (p PolicySpec) Fetch() (fetch.Policy, error) {
+	var fp fetch.Policy
+	switch p.Preset {
+	case StrictNews:
+		fp = fetch.StrictNews()
+	case Digest:
+		fp = fetch.Digest()
+	case Vault:
+		fp = fetch.Vault()
+	default:
+		return fp, &SourceError{Field: "policy.preset", Reason: fmt.Sprintf("unknown preset %q (strict-news, digest or vault)", p.Preset)}
+	}
+	if d := time.Duration(p.Interval); d != 0 {
+		if d < fp.Interval {
+			return fp, &SourceError{Field: "policy.interval", Reason: fmt.Sprintf("%v is shorter than the preset's %v", d, fp.Interval)}
+		}
+		fp.Interval = d
+		if fp.IntervalMax != 0 && fp.IntervalMax < d {
+			fp.IntervalMax = d
+		}
+	}
+	return fp, nil
+}
+
+// Duration is a time.Duration written as text in configuration ("15m",
+// "24h").
+type Duration time.Duration
+
+// MarshalText writes d as time.Duration.String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a duration such as "15m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ErrInvalidSource is matched (errors.Is) by every *SourceError.
+var ErrInvalidSource = errors.New("crawl: invalid source")
+
+// SourceError is a source that does not validate: the field at fault, by
+// its configuration key ("trigger.feeds[0]", "interval"), and why.
+type SourceError struct {
+	Source string // the source's ID, when known
+	Field  string
+	Reason string
+}
+
+func (e *SourceError) Error() string {
+	if e.Source == "" {
+		return "crawl: invalid source: " + e.Field + ": " + e.Reason
+	}
+	return "crawl: invalid source " + e.Source + ": " + e.Field + ": " + e.Reason
+}
+
+// Is matches ErrInvalidSource.
+func (e *SourceError) Is(target error) bool { return target == ErrInvalidSource }
+
+// Validate checks the source and returns a *SourceError naming the first
+// field at fault, or nil.
+func (s *Source) Validate() error {
+	err := s.validate()
+	if e, ok := err.(*SourceError); ok {
+		e.Source = s.ID
+	}
+	return err
+}
+
+func (s *Source) validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &SourceError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if s.ID == "" {
+		return bad("id", "required")
+	}
+	if len(s.ID) > 64 || strings.IndexFunc(s.ID, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 {
+		return bad("id", "%q: letters, digits, '-', '_' and '.' only, at most 64 bytes", s.ID)
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return bad("name", "required")
+	}
+	if len(s.Admitted) == 0 {
+		return bad("admitted", "required: the hosts the source may be read from (V10)")
+	}
+	for i, h := range s.Admitted {
+		name := strings.TrimPrefix(h, "*.")
+		if k, err := hostkey.Normalize(name); err != nil || k != name || strings.Contains(name, "*") {
+			return bad(fmt.Sprintf("admitted[%d]", i), "%q is not a normalised host name or *.domain", h)
+		}
+	}
+	for i, p := range s.Params {
+		if p == "" || strings.ContainsAny(p, "&=?# ") {
+			return bad(fmt.Sprintf("params[%d]", i), "%q is not a query parameter name", p)
+		}
+	}
+	checkURL := func(field, raw string) error {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return bad(field, "%q is not an absolute URL", raw)
+		}
+		if u.Scheme != "https" {
+			return bad(field, "%q: https only (V10)", raw)
+		}
+		if u.User != nil {
+			return bad(field, "%q: no credentials in a URL (V2)", raw)
+		}
+		if !s.admits(u.Hostname()) {
+			return bad(field, "%q: host %s is not admitted (V10)", raw, u.Hostname())
+		}
+		return nil
+	}
+
+	t := s.Trigger
+	switch {
+	case len(t.Feeds) == 0 && t.API == nil:
+		return bad("trigger", "a feed or a public API call is required (V1)")
+	case len(t.Feeds) > 0 && t.API != nil:
+		return bad("trigger", "feeds or api, not both")
+	}
+	for i, f := range t.Feeds {
+		if err := checkURL(fmt.Sprintf("trigger.feeds[%d]", i), f); err != nil {
+			return err
+		}
+	}
+	if t.API != nil {
+		if err := t.API.Validate(); err != nil {
+			return bad("trigger.api", "%v", err)
+		}
+		if err := checkURL("trigger.api.url", t.API.URL); err != nil {
+			return err
+		}
+	}
+
+	if b := s.Backlog; b != nil {
+		switch b.Kind {
+		case BacklogSitemap:
+			for i, u := range b.URLs {
+				if err := checkURL(fmt.Sprintf("backlog.urls[%d]", i), u); err != nil {
+					return err
+				}
+			}
+			if len(b.URLs) == 0 {
+				if err := checkOrigin(s, "backlog.site", b.Site, checkURL); err != nil {
+					return err
+				}
+			}
+		case BacklogWordPress:
+			if err := checkOrigin(s, "backlog.site", b.Site, checkURL); err != nil {
+				return err
+			}
+			if b.PerPage < 0 || b.PerPage > 100 {
+				return bad("backlog.per_page", "%d: 0 to 100", b.PerPage)
+			}
+		case BacklogAPI:
+			if b.API == nil {
+				return bad("backlog.api", "required for an api backlog")
+			}
+			if err := b.API.Validate(); err != nil {
+				return bad("backlog.api", "%v", err)
+			}
+			if err := checkURL("backlog.api.url", b.API.URL); err != nil {
+				return err
+			}
+		default:
+			return bad("backlog.kind", "%q: sitemap, wordpress or api", b.Kind)
+		}
+	}
+
+	switch s.Read.Method {
+	case "", ReadPage:
+		if s.Read.URL != "" {
+			return bad("read.url", "only for an API read method")
+		}
+		if s.Read.Credential != nil {
+			return bad("read.credential", "only for the cms-api read method (V2)")
+		}
+	case ReadPublicAPI, ReadCMSAPI:
+		if !strings.Contains(s.Read.URL, "{id}") {
+			return bad("read.url", "%q must hold {id}", s.Read.URL)
+		}
+		if err := checkURL("read.url", strings.ReplaceAll(s.Read.URL, "{id}", "1")); err != nil {
+			return err
+		}
+		if s.Identifier == IDFromURL {
+			return bad("identifier", "an API read needs the CMS identifier (V3)")
+		}
+		c := s.Read.Credential
+		if s.Read.Method == ReadPublicAPI && c != nil {
+			return bad("read.credential", "a public API takes no credential (V2)")
+		}
+		if s.Read.Method == ReadCMSAPI {
+			if c == nil || c.Header == "" {
+				return bad("read.credential", "the cms-api read method needs a credential header (V2)")
+			}
+			if kind, ref, _ := strings.Cut(c.Value, ":"); (kind != "env" && kind != "file") || ref == "" {
+				return bad("read.credential.value", "must be a reference, env:NAME or file:PATH, never the secret (V2)")
+			}
+		}
+	default:
+		return bad("read.method", "%q: page, public-api or cms-api", s.Read.Method)
+	}
+
+	if d := time.Duration(s.Interval); d != 0 && d < MinInterval {
+		return bad("interval", "%v is shorter than %v (S2, V7)", d, MinInterval)
+	}
+	switch s.Identifier {
+	case "", IDFromCMS, IDFromURL:
+	default:
+		return bad("identifier", "%q: cms or url", s.Identifier)
+	}
+	if _, err := s.Policy.Fetch(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkOrigin(s *Source, field, origin string, checkURL func(string, string) error) error {
+	if origin == "" {
+		return &SourceError{Field: field, Reason: "required"}
+	}
+	if err := checkURL(field, origin); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(origin); (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return &SourceError{Field: field, Reason: fmt.Sprintf("%q is not an origin", origin)}
+	}
+	return nil
+}
+
+// admits reports whether host is among the source's admitted hosts.
+func (s *Source) admits(host string) bool {
+	k, err := hostkey.Normalize(host)
+	if err != nil {
+		return false
+	}
+	for _, a := range s.Admitted {
+		if d, ok := strings.CutPrefix(a, "*."); ok {
+			if k == d || strings.HasSuffix(k, "."+d) {
+				return true
+			}
+		} else if k == a {
+			return true
+		}
+	}
+	return false
+}
+
+// interval is the source's trigger interval.
+func (s *Source) interval() time.Duration {
+	if s.Interval == 0 {
+		return MinInterval
+	}
+	return time.Duration(s.Interval)
+}
+
+// brand is the source's brand.
+func (s *Source) brand() string {
+	if s.Brand == "" {
+		return s.Name
+	}
+	return s.Brand
+}
