@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -18,6 +17,7 @@ import (
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
+	"github.com/politefetch/politefetch/internal/tracking"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/robots"
 )
@@ -33,15 +33,18 @@ import (
 type Client struct {
 	policy     Policy
 	clock      clock.Clock
+	clockOpt   clock.Clock // the clock given to New, nil for real time
 	logger     *slog.Logger
 	base       *http.Transport
 	pacer      *Pacer
 	ledger     *backoff.Ledger
 	robots     *robots.Cache
 	validators *Validators
-	chain      http.RoundTripper
-	hc         *http.Client
-	src        *Source // the policy's source, shared read-only by every Get without its own
+	chain      http.RoundTripper // for Get and the Doers: with validators
+	plain      http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
+	hc         *http.Client      // over chain
+	plainHC    *http.Client      // over plain
+	src        *Source           // the policy's source, shared read-only by every Get without its own
 }
 
 // Option sets one of the Client's collaborators at [New].
@@ -127,7 +130,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{policy: p, clock: clock.Or(o.clock), logger: logger}
+	c := &Client{policy: p, clock: clock.Or(o.clock), clockOpt: o.clock, logger: logger}
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
@@ -146,6 +149,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
 		UserAgent: ua,
+		AllowHTTP: p.AllowHTTP,
 		Policy:    robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: p.Robots.OnFailure},
 		Store:     o.robotsStore,
 		Clock:     o.clock,
@@ -157,14 +161,22 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		c.validators = &Validators{Store: o.store, Next: bottom}
 		below = c.validators
 	}
-	core := &LedgerGate{Ledger: c.ledger, Clock: o.clock,
-		Next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock, CheckOnly: true,
-			Next: &Identity{UserAgent: ua, Accept: p.Accept, Credential: p.Credential, Next: below}})}
-	c.chain = &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
-	// Get bounds each call with its own context deadline; the client handed out by
-	// HTTPClient carries the same bound as http.Client.Timeout.
+	c.chain = c.stack(ua, below)
+	c.plain = c.stack(ua, bottom)
+	// Get and the Doers bound each call with its own context deadline; the
+	// client HTTPClient hands out carries the same bound as http.Client.Timeout.
 	c.hc = &http.Client{Transport: c.chain, CheckRedirect: c.checkRedirect}
+	c.plainHC = &http.Client{Transport: c.plain, CheckRedirect: c.checkRedirect}
 	return c, nil
+}
+
+// stack returns the layers of a request over below: admission, robots gate,
+// ledger gate, pacer, a second ledger check and identity.
+func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
+	core := &LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
+		Next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt, CheckOnly: true,
+			Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})}
+	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
 }
 
 // pacerOver returns a Pacer layer sharing the Client's pacing state over next.
@@ -192,15 +204,33 @@ func (r *robotsCall) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(req.WithContext(ctx))
 }
 
-// admission is the top of Transport(): https only and admitted hosts, for callers
-// that use the chain under their own http.Client.
+// admission is the top of both chains: https only (or http where the policy
+// allows it) and admitted hosts. A request a caller built (one without a
+// Get's or a Doer's call) is checked first against the rules documented on
+// HTTPClient.
 type admission struct {
 	c    *Client
 	next http.RoundTripper
 }
 
 func (a *admission) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := a.c.admit(req.Context(), req.URL, a.c.source(callFrom(req.Context()))); err != nil {
+	ctx := req.Context()
+	call := callFrom(ctx)
+	if call == nil {
+		accept, err := checkCallerRequest(req)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		call = &callInfo{accept: accept, source: a.c.src}
+		req = req.WithContext(withCall(ctx, call))
+		if a.c.policy.NoConditional && hasConditional(req.Header) {
+			req.Header = req.Header.Clone()
+			req.Header.Del("If-None-Match")
+			req.Header.Del("If-Modified-Since")
+		}
+	}
+	if err := a.c.admit(req.Context(), req.URL, a.c.source(call)); err != nil {
 		closeBody(req)
 		return nil, err
 	}
@@ -230,17 +260,41 @@ func (c *Client) source(call *callInfo) *Source {
 }
 
 // Transport returns the chain as an [http.RoundTripper], for a caller's own
-// [http.Client]: robots gate, ledger gate, pacer, identity, validators and base
-// transport, refusing non-https URLs and hosts the policy does not admit. It does
-// not follow redirects or strip tracking parameters: use [Client.HTTPClient] or
-// [Client.Get] for those.
-func (c *Client) Transport() http.RoundTripper { return c.chain }
+// [http.Client]: robots gate, ledger gate, pacer, identity and base transport,
+// refusing non-https URLs and hosts the policy does not admit, with the
+// caller's requests checked as [Client.HTTPClient] says. It does not follow
+// redirects by itself, strip tracking parameters or make requests
+// conditional: use [Client.HTTPClient], [Client.Doer] or [Client.Get].
+func (c *Client) Transport() http.RoundTripper { return c.plain }
 
-// HTTPClient returns an [http.Client] over the chain with the redirect policy, the
-// policy's timeout and no cookie jar. Each call returns a new *http.Client sharing
-// the Client's state.
+// HTTPClient returns an [http.Client] over the chain with the redirect policy,
+// the policy's Timeout and no cookie jar. Each call returns a new *http.Client
+// sharing the Client's state. Its reads count as articles in the ledger: read
+// feeds, sitemaps and API lists through [Client.Doer].
+//
+// It behaves as ordinary http.Client code expects, within what the chain
+// allows:
+//   - only GET and HEAD without a body are sent; any other request returns a
+//     *[RequestError] (ErrUnsupportedMethod, ErrRequestBody) and nothing is
+//     sent;
+//   - the chain never makes a request conditional by itself: a caller who sent
+//     no If-None-Match or If-Modified-Since never gets a 304, and one who sent
+//     them gets the server's answer (under a policy with NoConditional they
+//     are dropped, and the answer is never a 304);
+//   - the caller's Accept replaces the policy's; User-Agent (the policy's
+//     identity is sent instead), Accept-Encoding, Referer, Connection,
+//     Keep-Alive, Cache-Control, Pragma and the tracing headers X-Request-Id,
+//     X-Correlation-Id, Traceparent, Tracestate and Baggage are dropped;
+//   - any other header (Authorization, Cookie, Range, If-Match, an API key…)
+//     would change what the request means, so the request is refused with a
+//     *[RequestError] (ErrUnsupportedHeader) naming it: a credential goes in
+//     [Policy.Credential] or a [Source];
+//   - the body is the server's, with its content-codings as sent (the chain
+//     asks for identity, so a polite server sends none), and a refusal the
+//     chain makes is a *[RefusedError] wrapped in the *url.Error that
+//     http.Client returns.
 func (c *Client) HTTPClient() *http.Client {
-	hc := *c.hc
+	hc := *c.plainHC
 	hc.Timeout = c.policy.Timeout
 	return &hc
 }
@@ -291,7 +345,49 @@ func WithSource(s Source) GetOption {
 // saying why) together with that same error. Other errors (DNS, TLS, time-outs)
 // return a nil Result.
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
-	call := &callInfo{}
+	start := time.Now()
+	call := c.newCall(KindArticle, opts)
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withCall(ctx, call)
+	req, cancel, err := c.request(ctx, call, u, http.MethodGet)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	resp, err := c.send(c.hc, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	res := newResult(call, resp)
+	if res.NotModified {
+		drain(resp.Body)
+	} else if body, err := c.readBody(resp); err != nil {
+		res.bodyErr = err
+	} else {
+		res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
+	}
+	readAt := c.clock.Now().UTC()
+	res.Hops, res.Timings = call.rec.take()
+	res.Timings.Total = time.Since(start)
+	if res.bodyErr == nil && !res.NotModified {
+		res.Proof = proofOf(res, readAt)
+	}
+	c.logger.LogAttrs(req.Context(), slog.LevelDebug, "fetched", slog.String("url", res.FinalURL), slog.Int("status", res.Status),
+		slog.Int64("wire", res.Wire), slog.Duration("total", res.Timings.Total))
+	if res.bodyErr != nil {
+		return res, res.bodyErr
+	}
+	return res, nil
+}
+
+// newCall returns the call of one Get or Doer read: its kind, its options, the
+// Accept of its kind and the Source in force.
+func (c *Client) newCall(kind Kind, opts []GetOption) *callInfo {
+	call := &callInfo{kind: kind}
 	call.rec = &call.recorder
 	for _, f := range opts {
 		f(call)
@@ -299,96 +395,102 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	if call.kind == KindImage && call.accept == "" {
 		call.accept = ImageAccept
 	}
-	src := c.source(call)
-	call.source = src
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, err
+	call.source = c.source(call)
+	return call
+}
+
+// request admits u for call, strips its tracking parameters, puts its host in
+// its one key form and returns the request for it, bounded by the policy's
+// Timeout unless ctx ends sooner. u is modified; cancel must be called once
+// the response has been read.
+func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method string) (req *http.Request, cancel context.CancelFunc, err error) {
+	if err := c.admit(ctx, u, call.source); err != nil {
+		return nil, nil, err
 	}
-	ctx = withCall(ctx, call)
-	if err := c.admit(ctx, u, src); err != nil {
-		return nil, err
-	}
-	cleanInPlace(u, c.policy.Tracking, src.Params) // u is ours: parsed above
+	tracking.Strip(u, c.policy.Tracking, call.source.Params)
 	if k, err := hostKey(ctx, u); err == nil {
 		u.Host = k // one host, one key: the wire carries the normalised name
 		call.keyHost, call.key = k, k
 	}
-	start := time.Now()
-	if dl, ok := ctx.Deadline(); !ok || dl.After(start.Add(c.policy.Timeout)) {
+	cancel = noCancel
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.policy.Timeout {
 		// The policy's bound, unless the caller's deadline comes first (then
-		// it already bounds the Get, and a second timer would cost for nothing).
-		var cancel context.CancelFunc
+		// it already bounds the read, and a second timer would cost for nothing).
 		ctx, cancel = context.WithTimeout(ctx, c.policy.Timeout)
-		defer cancel()
 	}
 	// The request is built on the URL already parsed and cleaned (what
 	// http.NewRequestWithContext would make of its string, without parsing it
 	// again; Host is left empty, so the URL's host goes on the wire).
-	req := (&http.Request{
-		Method: http.MethodGet, URL: u, Header: make(http.Header),
+	req = (&http.Request{
+		Method: method, URL: u, Header: make(http.Header),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}).WithContext(ctx)
-	us := u.String()
-	call.url, call.urlString = u, us // the first hop's URL, as a string once
-	resp, err := c.hc.Do(req)
+	call.url, call.urlString = u, u.String() // the first hop's URL, as a string once
+	return req, cancel, nil
+}
+
+func noCancel() {}
+
+// send sends req through hc and returns the response, or the error without
+// http.Client's *url.Error around it (the error names the URL itself).
+func (c *Client) send(hc *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		c.logger.LogAttrs(ctx, slog.LevelInfo, "fetch refused or failed", slog.String("url", u.Redacted()), slog.String("err", err.Error()))
+		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", req.URL.Redacted()), slog.String("err", err.Error()))
 		return nil, err
 	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// readBody reads resp's body in full within the policy's caps and removes its
+// content-codings; the error matches this package's body sentinels.
+func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
+	body, err := decode.Read(resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
+		decode.Limits{MaxWire: c.policy.MaxWire, MaxDecoded: c.policy.MaxDecoded})
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	return body, nil
+}
+
+// newResult returns the Result of resp, the answer to call, before its body
+// is read.
+func newResult(call *callInfo, resp *http.Response) *Result {
 	res := &Result{
-		URL:         us,
-		FinalURL:    us,
+		URL:         call.urlString,
+		FinalURL:    call.urlString,
 		Status:      resp.StatusCode,
 		Header:      resp.Header,
 		NotModified: resp.StatusCode == http.StatusNotModified,
 	}
-	if resp.Request.URL != u { // redirected
+	if resp.Request.URL != call.url { // redirected
 		res.FinalURL = resp.Request.URL.String()
 	}
 	res.MediaType, _ = decode.MediaType(resp.Header)
-	if !res.NotModified {
-		body, derr := decode.Read(resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
-			decode.Limits{MaxWire: c.policy.MaxWire, MaxDecoded: c.policy.MaxDecoded})
-		if derr != nil {
-			res.bodyErr = bodyError(derr)
-		} else {
-			res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
-		}
-	} else {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	return res
+}
+
+// proofOf returns the proof of fetch of a complete res read at readAt.
+func proofOf(res *Result, readAt time.Time) *provenance.Proof {
+	removed := res.CodingsRemoved
+	if removed == nil {
+		removed = []string{}
 	}
-	readAt := c.clock.Now().UTC()
-	res.Hops, res.Timings = call.rec.take()
-	res.Timings.Total = time.Since(start)
-	if res.bodyErr == nil && !res.NotModified {
-		removed := res.CodingsRemoved
-		if removed == nil {
-			removed = []string{}
-		}
-		res.Proof = &provenance.Proof{
-			Schema:         provenance.Schema,
-			RequestedURL:   res.URL,
-			FinalURL:       res.FinalURL,
-			ReadAt:         readAt,
-			Hops:           res.Hops,
-			Digest:         digestOf(res.Body),
-			Length:         int64(len(res.Body)),
-			CodingsRemoved: removed,
-			SDKVersion:     provenance.SDKVersion,
-		}
+	return &provenance.Proof{
+		Schema:         provenance.Schema,
+		RequestedURL:   res.URL,
+		FinalURL:       res.FinalURL,
+		ReadAt:         readAt,
+		Hops:           res.Hops,
+		Digest:         digestOf(res.Body),
+		Length:         int64(len(res.Body)),
+		CodingsRemoved: removed,
+		SDKVersion:     provenance.SDKVersion,
 	}
-	c.logger.LogAttrs(ctx, slog.LevelDebug, "fetched", slog.String("url", res.FinalURL), slog.Int("status", res.Status),
-		slog.Int64("wire", res.Wire), slog.Duration("total", res.Timings.Total))
-	if res.bodyErr != nil {
-		return res, res.bodyErr
-	}
-	return res, nil
 }
 
 // bodyError maps the decoder's error to this package's sentinels, keeping the cause.

@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -121,4 +122,39 @@ func (e *RefusedError) Unwrap() []error {
 		errs = append(errs, e.Err)
 	}
 	return errs
+}
+
+// Errors about a request a caller built that the chain will not send as
+// written (see [Client.HTTPClient]); each is the Err of a *[RequestError].
+var (
+	ErrUnsupportedMethod = errors.New("fetch: method not supported: the chain only reads (GET, HEAD)")
+	ErrRequestBody       = errors.New("fetch: request has a body: the chain only reads")
+	ErrUnsupportedHeader = errors.New("fetch: header not supported: it would change the request, and the chain cannot send it")
+)
+
+// RequestError is a request a caller built that the chain refuses to send
+// because it could not send it as written: nothing was sent. It is not a
+// politeness refusal (that is a *[RefusedError]) but a request to change.
+type RequestError struct {
+	Method string // the request's method
+	Header string // the header concerned (canonical form), or ""
+	Err    error  // ErrUnsupportedMethod, ErrRequestBody or ErrUnsupportedHeader
+}
+
+// Error says what was not sent and why.
+func (e *RequestError) Error() string {
+	s := "fetch: " + e.Method + " not sent: "
+	if e.Header != "" {
+		s += e.Header + ": "
+	}
+	return s + unprefixed(e.Err)
+}
+
+// Unwrap returns Err.
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// unprefixed returns err's text without this package's "fetch: " prefix, for
+// an error text that already starts with it.
+func unprefixed(err error) string {
+	return strings.TrimPrefix(err.Error(), "fetch: ")
 }

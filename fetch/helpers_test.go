@@ -1,10 +1,12 @@
 package fetch
 
 import (
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,3 +91,5 @@ const auditInterval = 100 * time.Millisecond
 // from its writes (they then agree however loaded the machine is), else half
 // the interval for the web's scheduling lag.
 func auditSlack(interval time.Duration) time.Duration { return politetest.Slack(interval / 2) }
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

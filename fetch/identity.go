@@ -8,10 +8,11 @@ import (
 // Identity is the layer that sets the request headers, and only them (V9, S1, D3):
 // User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
 // configured and the host is one of its hosts (V9b), and a Referer for an image
-// fetched for an article (S7). Every other header the request carries — a cookie, a
-// Referer added by a redirect, a copied credential — is dropped, and the request is
-// never marked "Connection: close". Layers below (validators) may add conditional
-// headers.
+// fetched for an article (S7). The request's own If-None-Match and
+// If-Modified-Since are kept (a conditional request someone above asked for);
+// every other header it carries — a cookie, a Referer added by a redirect, a
+// copied credential — is dropped, and the request is never marked
+// "Connection: close". Layers below ([Validators]) may add conditional headers.
 //
 // The zero Identity sends DefaultAccept and an empty User-Agent, which Go's
 // transport would replace with its own: always set UserAgent. Set the fields before
@@ -72,11 +73,12 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 			credHost = true
 		}
 	}
-	if !credHost && (call == nil || call.accept == "" && call.referer == "") {
+	conditional := hasConditional(req.Header)
+	if !credHost && !conditional && (call == nil || call.accept == "" && call.referer == "") {
 		r.Header = v.plain
 		return next(id.Next).RoundTrip(r)
 	}
-	h := make(http.Header, 4)
+	h := make(http.Header, 6)
 	h["User-Agent"] = v.ua
 	h["Accept"] = v.accept
 	if call != nil && call.accept != "" {
@@ -88,6 +90,13 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if call != nil && call.referer != "" {
 		h["Referer"] = []string{call.referer}
+	}
+	if conditional {
+		for _, k := range [...]string{"If-None-Match", "If-Modified-Since"} {
+			if vs := req.Header[k]; len(vs) > 0 {
+				h[k] = vs
+			}
+		}
 	}
 	r.Header = h
 	return next(id.Next).RoundTrip(r)

@@ -74,32 +74,6 @@ func TestPolicy_Presets(t *testing.T) {
 	}
 }
 
-// TestClean_V10_TrackingParameters: tracking parameters are stripped, declared
-// ones kept, the rest untouched in order and encoding.
-func TestClean_V10_TrackingParameters(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in, want string
-		keep     []string
-	}{
-		{"https://a.example/p?utm_source=x&id=7&UTM_Medium=y", "https://a.example/p?id=7", nil},
-		{"https://a.example/p?fbclid=1&gclid=2&mc_cid=3&mc_eid=4&_ga=5", "https://a.example/p", nil},
-		{"https://a.example/p?q=a%20b&x=%2F#frag", "https://a.example/p?q=a%20b&x=%2F", nil},
-		{"https://a.example/p?utm_campaign=keep&b=1", "https://a.example/p?utm_campaign=keep&b=1", []string{"utm_campaign"}},
-		{"https://a.example/p;jsessionid=ABC?x=1&PHPSESSID=9", "https://a.example/p?x=1", nil},
-		{"https://a.example/p?sid=5&page=2", "https://a.example/p?sid=5&page=2", nil},
-		{"https://a.example/p?", "https://a.example/p", nil},
-	} {
-		u, _ := url.Parse(tc.in)
-		if got := Clean(u, DefaultTracking(), tc.keep).String(); got != tc.want {
-			t.Errorf("Clean(%s) = %s, want %s", tc.in, got, tc.want)
-		}
-		if u.String() != tc.in && !strings.Contains(tc.in, "#") {
-			t.Errorf("Clean modified its argument: %s", u)
-		}
-	}
-}
-
 // TestURLPolicy_V10_AdmittedAndParams covers host patterns and added parameters.
 func TestURLPolicy_V10_AdmittedAndParams(t *testing.T) {
 	t.Parallel()

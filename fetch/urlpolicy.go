@@ -99,57 +99,13 @@ func hostIn(key string, patterns []string) bool {
 // list, without regard to case.
 func paramIn(k string, list []string) bool { return tracking.In(k, list) }
 
-// queryKey returns the decoded key of one raw "k=v" query pair.
-func queryKey(pair string) string {
-	k, _, _ := strings.Cut(pair, "=")
-	if d, err := url.QueryUnescape(k); err == nil {
-		return d
-	}
-	return k
-}
-
-// Clean returns u without its fragment and without the query parameters that
-// match tracking, except those in keep (V10). The remaining parameters keep their
-// order and their encoding. Matrix-style ";jsessionid=…" path parameters are
-// removed as well when "jsessionid" is tracked. u is not modified.
-func Clean(u *url.URL, tracking, keep []string) *url.URL {
-	c := *u
-	cleanInPlace(&c, tracking, keep)
-	return &c
-}
-
-// cleanInPlace is Clean on a URL the caller owns.
-func cleanInPlace(c *url.URL, tracking, keep []string) {
-	c.Fragment, c.RawFragment = "", ""
-	if c.RawQuery != "" {
-		pairs := strings.Split(c.RawQuery, "&")
-		kept := pairs[:0]
-		for _, p := range pairs {
-			if p == "" {
-				continue
-			}
-			k := queryKey(p)
-			if paramIn(k, tracking) && !paramIn(k, keep) {
-				continue
-			}
-			kept = append(kept, p)
-		}
-		c.RawQuery = strings.Join(kept, "&")
-	}
-	c.ForceQuery = false
-	if i := indexFoldASCII(c.Path, ";jsessionid="); i >= 0 && paramIn("jsessionid", tracking) && !paramIn("jsessionid", keep) {
-		c.Path = c.Path[:i]
-		c.RawPath = ""
-	}
-}
-
 // addedParams returns the query keys of next that prev lacks and keep does not
 // declare: a redirect adding one of them stops the read (V10).
 func addedParams(prev, next *url.URL, keep []string) []string {
 	have := map[string]bool{}
 	for _, p := range strings.Split(prev.RawQuery, "&") {
 		if p != "" {
-			have[queryKey(p)] = true
+			have[tracking.QueryKey(p)] = true
 		}
 	}
 	var added []string
@@ -157,36 +113,9 @@ func addedParams(prev, next *url.URL, keep []string) []string {
 		if p == "" {
 			continue
 		}
-		if k := queryKey(p); !have[k] && !paramIn(k, keep) {
+		if k := tracking.QueryKey(p); !have[k] && !paramIn(k, keep) {
 			added = append(added, k)
 		}
 	}
 	return added
-}
-
-// indexFoldASCII returns the byte offset in s of the first match of the ASCII
-// string sub, ignoring ASCII case, or -1. (Lower-casing s first would not do:
-// strings.ToLower changes the length of invalid UTF-8, and the offset would
-// then point elsewhere in s.)
-func indexFoldASCII(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		match := true
-		for j := 0; j < len(sub); j++ {
-			a, b := s[i+j], sub[j]
-			if 'A' <= a && a <= 'Z' {
-				a += 'a' - 'A'
-			}
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			if a != b {
-				match = false
-				break
-			}
-		}
-		if match {
-			return i
-		}
-	}
-	return -1
 }

@@ -1,53 +1,47 @@
-package fetch
+package tracking
 
 import (
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 )
 
-// FuzzClean: Clean never panics, never leaves a tracking parameter that was not
-// declared, keeps every other parameter, and is idempotent (V10). Seeded from
-// testdata/urls.txt.
-func FuzzClean(f *testing.F) {
-	for _, s := range seedURLs(f) {
-		f.Add(s, "id")
+// FuzzStrip: Strip never panics, never leaves a tracking parameter that was
+// not kept, and is idempotent (V10). Seeded from testdata/urls.txt.
+func FuzzStrip(f *testing.F) {
+	data, err := os.ReadFile("testdata/urls.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			f.Add(line, "id")
+		}
 	}
 	f.Fuzz(func(t *testing.T, raw, keep string) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return
 		}
-		tracking := DefaultTracking()
+		table := Default()
 		keepList := []string{keep}
-		c := Clean(u, tracking, keepList)
-		for _, p := range strings.Split(c.RawQuery, "&") {
+		Strip(u, table, keepList)
+		for _, p := range strings.Split(u.RawQuery, "&") {
 			if p == "" {
 				continue
 			}
-			if k := queryKey(p); paramIn(k, tracking) && !paramIn(k, keepList) {
-				t.Fatalf("Clean(%q) kept tracking parameter %q", raw, k)
+			if k := QueryKey(p); In(k, table) && !In(k, keepList) {
+				t.Fatalf("Strip(%q) kept tracking parameter %q", raw, k)
 			}
 		}
-		if again := Clean(c, tracking, keepList); again.String() != c.String() {
-			t.Fatalf("Clean is not idempotent: %q then %q", c, again)
+		once := u.String()
+		Strip(u, table, keepList)
+		if again := u.String(); again != once {
+			t.Fatalf("Strip is not idempotent: %q then %q", once, again)
 		}
-		if c.Fragment != "" {
-			t.Fatalf("Clean(%q) kept the fragment", raw)
+		if u.Fragment != "" {
+			t.Fatalf("Strip(%q) kept the fragment", raw)
 		}
 	})
-}
-
-func seedURLs(f *testing.F) []string {
-	data, err := readTestdata("urls.txt")
-	if err != nil {
-		f.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(data, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			out = append(out, line)
-		}
-	}
-	return out
 }
