@@ -20,8 +20,9 @@ type RobotsChecker interface {
 	// Allow returns nil when u may be fetched, else an error matching
 	// robots.ErrDisallowed (or the context's error).
 	Allow(ctx context.Context, u *url.URL) error
-	// CrawlDelay returns the host's Crawl-delay for us, if it sets one.
-	CrawlDelay(ctx context.Context, host string) (time.Duration, bool)
+	// CrawlDelay returns the Crawl-delay for us of u's site (its scheme, host
+	// and port), if its robots.txt sets one.
+	CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool)
 }
 
 // RobotsGate is the layer that asks robots.txt before every request (S3, D1, V11):
@@ -75,7 +76,7 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, re
 	}
-	if d, ok := g.Robots.CrawlDelay(ctx, req.URL.Host); ok && d > 0 {
+	if d, ok := g.Robots.CrawlDelay(ctx, req.URL); ok && d > 0 {
 		req = req.WithContext(withMinGap(ctx, d))
 	}
 	return next(g.Next).RoundTrip(req)

@@ -127,6 +127,12 @@ type Cache struct {
 	Store Store
 	// Clock tells the time and runs the fetch timeout; nil means real time.
 	Clock Clock
+	// AllowHTTP lets the Cache answer for http URLs too, reading their
+	// robots.txt over http (RFC 9309 §2.3: the file applies to the scheme,
+	// host and port it was read from). Zero (false): https only; an http URL
+	// gets [ErrNotHTTPS] and nothing is fetched. Whether plain http may be
+	// read at all is the caller's policy (fetch.Policy.AllowHTTP).
+	AllowHTTP bool
 	// MaxHosts bounds the default Store; 0 means DefaultMaxHosts.
 	MaxHosts int
 	// Timeout bounds one robots.txt fetch; 0 means DefaultTimeout. A fetch
@@ -201,20 +207,16 @@ func (c *Cache) init() {
 
 // Allow returns nil when u may be fetched, or a *[RefusalError] matching
 // [ErrDisallowed] that says which rule or which fetch outcome forbids it.
-// The host's robots.txt is fetched first when it is not cached or expired;
-// "/robots.txt" itself is always allowed without a fetch. Allow returns
-// ctx's error if ctx ends while it waits for a fetch (the fetch goes on,
-// for the other callers), and [ErrNotHTTPS] for other schemes.
+// The robots.txt of u's scheme, host and port is fetched first when it is
+// not cached or expired; "/robots.txt" itself is always allowed without a
+// fetch. Allow returns ctx's error if ctx ends while it waits for a fetch
+// (the fetch goes on, for the other callers), and [ErrNotHTTPS] for a
+// scheme the Cache does not read (anything but https, or but https and
+// http with AllowHTTP).
 func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
-	if u == nil {
-		return errors.New("robots: nil URL")
-	}
-	if !strings.EqualFold(u.Scheme, "https") {
-		return fmt.Errorf("%w: %s", ErrNotHTTPS, u.Redacted())
-	}
-	host, err := hostkey.Normalize(u.Host)
+	host, err := c.key(u)
 	if err != nil {
-		return fmt.Errorf("robots: %s: %w", u.Redacted(), err)
+		return err
 	}
 	if isRobotsPath(u.EscapedPath()) {
 		return nil
@@ -240,6 +242,41 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 		RetryAt: e.Expires, Err: e.fetchErr()}
 }
 
+// key returns the Store key of u's robots.txt: the host key for https, the
+// same prefixed with "http://" for plain http (a different file, RFC 9309
+// §2.3), or the error Allow returns for a URL the Cache does not read.
+func (c *Cache) key(u *url.URL) (string, error) {
+	if u == nil {
+		return "", errors.New("robots: nil URL")
+	}
+	switch {
+	case u.Scheme == "https" || strings.EqualFold(u.Scheme, "https"):
+		host, err := hostkey.Normalize(u.Host)
+		if err != nil {
+			return "", fmt.Errorf("robots: %s: %w", u.Redacted(), err)
+		}
+		return host, nil
+	case c.AllowHTTP && strings.EqualFold(u.Scheme, "http"):
+		host, err := hostkey.NormalizeScheme("http", u.Host)
+		if err != nil {
+			return "", fmt.Errorf("robots: %s: %w", u.Redacted(), err)
+		}
+		return httpPrefix + host, nil
+	}
+	return "", fmt.Errorf("%w: %s", ErrNotHTTPS, u.Redacted())
+}
+
+// httpPrefix marks the Store key of a plain-http site.
+const httpPrefix = "http://"
+
+// robotsURL returns the robots.txt URL of a Store key.
+func robotsURL(key string) string {
+	if strings.HasPrefix(key, httpPrefix) {
+		return key + "/robots.txt"
+	}
+	return "https://" + key + "/robots.txt"
+}
+
 func (e *entry) fetchErr() error {
 	if e.err != nil {
 		return e.err
@@ -250,11 +287,12 @@ func (e *entry) fetchErr() error {
 	return nil
 }
 
-// CrawlDelay returns the Crawl-delay the host's robots.txt sets for
-// UserAgent, fetching it first if needed. It returns false when there is
-// none, the file is absent or the fetch failed.
-func (c *Cache) CrawlDelay(ctx context.Context, host string) (time.Duration, bool) {
-	key, err := hostkey.Normalize(host)
+// CrawlDelay returns the Crawl-delay that the robots.txt of u's scheme,
+// host and port sets for UserAgent, fetching it first if needed. It returns
+// false when there is none, the file is absent, the fetch failed or the
+// Cache does not read u's scheme.
+func (c *Cache) CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool) {
+	key, err := c.key(u)
 	if err != nil {
 		return 0, false
 	}
@@ -411,8 +449,10 @@ type fetchResult struct {
 
 var errFetchTimeout = errors.New("robots: robots.txt fetch timed out")
 
-// fetch requests https://host/robots.txt, following at most MaxRedirects
-// redirects to https URLs, within c.Timeout measured by c.Clock.
+// fetch requests the robots.txt of a Store key (https://host/robots.txt,
+// or http:// for a plain-http key), following at most MaxRedirects
+// redirects, within c.Timeout measured by c.Clock. A redirect may lead from
+// http to https, never from https to http.
 func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -434,7 +474,8 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 	if rt == nil {
 		return fetchResult{err: errors.New("robots: Cache.Transport is nil")}
 	}
-	target := "https://" + host + "/robots.txt"
+	target := robotsURL(host)
+	secure := !strings.HasPrefix(host, httpPrefix)
 	fail := func(status int, err error) fetchResult {
 		if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
 			err = fmt.Errorf("%w (%w)", cause, err)
@@ -463,7 +504,11 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			if err != nil {
 				return fail(st, err)
 			}
-			if next.Scheme != "https" {
+			switch {
+			case next.Scheme == "https":
+				secure = true
+			case next.Scheme == "http" && !secure:
+			default:
 				return fail(st, fmt.Errorf("%w: %s", ErrInsecureRedirect, next.Redacted()))
 			}
 			next.Fragment = ""

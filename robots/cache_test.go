@@ -652,13 +652,13 @@ func TestCache_CrawlDelayAndSitemaps(t *testing.T) {
 	web.Site("b.example").SetRobots(politetest.Robots{Status: 503})
 	web.Site("c.example").SetRobots(politetest.Robots{Status: 404})
 	ctx := context.Background()
-	if d, ok := c.CrawlDelay(ctx, "A.example:443"); !ok || d != 2500*time.Millisecond {
+	if d, ok := c.CrawlDelay(ctx, mustURL(t, "https://A.example:443/")); !ok || d != 2500*time.Millisecond {
 		t.Errorf("CrawlDelay = %v, %v; want 2.5s", d, ok)
 	}
 	if sm, err := c.Sitemaps(ctx, "a.example"); err != nil || len(sm) != 1 || sm[0] != "https://a.example/sitemap_index.xml" {
 		t.Errorf("Sitemaps = %q, %v", sm, err)
 	}
-	if _, ok := c.CrawlDelay(ctx, "b.example"); ok {
+	if _, ok := c.CrawlDelay(ctx, mustURL(t, "https://b.example/")); ok {
 		t.Error("CrawlDelay for an unreachable robots.txt reported one")
 	}
 	if _, err := c.Sitemaps(ctx, "b.example"); !errors.Is(err, robots.ErrDisallowed) {
@@ -753,4 +753,57 @@ func (h headerRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set(h.key, h.value)
 	return h.next.RoundTrip(req)
+}
+
+// TestCache_PlainHTTP: robots.txt is read over the scheme of the URL asked
+// about (RFC 9309 §2.3), and only when the Cache is told it may read plain
+// http; https stays the default.
+func TestCache_PlainHTTP(t *testing.T) {
+	t.Parallel()
+	body := "User-agent: *\nDisallow: /x\nCrawl-delay: 2\n"
+	for _, tc := range []struct {
+		name      string
+		allowHTTP bool
+	}{{"DefaultHTTPSOnly", false}, {"AllowHTTP", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, _, _ := setup(t, robots.DigestPolicy())
+			c.AllowHTTP = tc.allowHTTP
+			web.Site("a.example").SetRobots(politetest.Robots{Body: body})
+			ctx := context.Background()
+			y, x := mustURL(t, "http://a.example/y"), mustURL(t, "http://a.example/x/1")
+			if !tc.allowHTTP {
+				if err := c.Allow(ctx, y); !errors.Is(err, robots.ErrNotHTTPS) {
+					t.Fatalf("Allow(%s) = %v; want ErrNotHTTPS", y, err)
+				}
+				if _, ok := c.CrawlDelay(ctx, y); ok {
+					t.Fatal("CrawlDelay answered for an http URL")
+				}
+				if n := len(web.Requests()); n != 0 {
+					t.Fatalf("%d requests sent for an http URL the Cache does not read", n)
+				}
+				return
+			}
+			if err := c.Allow(ctx, y); err != nil {
+				t.Fatalf("Allow(%s) = %v", y, err)
+			}
+			if err := c.Allow(ctx, x); !errors.Is(err, robots.ErrDisallowed) {
+				t.Fatalf("Allow(%s) = %v; want disallowed", x, err)
+			}
+			if d, ok := c.CrawlDelay(ctx, y); !ok || d != 2*time.Second {
+				t.Fatalf("CrawlDelay(%s) = %v, %v", y, d, ok)
+			}
+			reqs := web.Requests()
+			if len(reqs) != 1 || reqs[0].TLS || reqs[0].Path != "/robots.txt" {
+				t.Fatalf("requests = %+v; want one plain-http robots.txt", reqs)
+			}
+			// The https robots.txt of the same host is another file.
+			if err := c.Allow(ctx, mustURL(t, "https://a.example/y")); err != nil {
+				t.Fatal(err)
+			}
+			if reqs := web.Requests(); len(reqs) != 2 || !reqs[1].TLS || reqs[1].Path != "/robots.txt" {
+				t.Fatalf("requests = %d; want the https robots.txt read on its own", len(reqs))
+			}
+		})
+	}
 }

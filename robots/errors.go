@@ -12,12 +12,14 @@ import (
 // whole site.
 var ErrDisallowed = errors.New("robots: disallowed by robots.txt")
 
-// ErrNotHTTPS is returned by [Cache.Allow] for a URL whose scheme is not
-// https: politefetch reads robots.txt, and anything else, only over https.
+// ErrNotHTTPS is returned by [Cache.Allow] for a URL whose scheme the
+// Cache does not read: anything but https, or but https and http when
+// Cache.AllowHTTP is set.
 var ErrNotHTTPS = errors.New("robots: not an https URL")
 
-// ErrInsecureRedirect is the network failure recorded when robots.txt
-// redirects to a URL that is not https.
+// ErrInsecureRedirect is the network failure recorded when an https
+// robots.txt redirects to a URL that is not https (or any robots.txt to a
+// scheme other than http and https).
 var ErrInsecureRedirect = errors.New("robots: robots.txt redirected to a non-https URL")
 
 // ErrTruncated is the network failure recorded when a robots.txt body ends

@@ -170,7 +170,7 @@ func BenchmarkCacheHitGate(b *testing.B) {
 		if err := c.Allow(ctx, u); err != nil {
 			b.Fatal(err)
 		}
-		if d, ok := c.CrawlDelay(ctx, u.Host); !ok || d != time.Second {
+		if d, ok := c.CrawlDelay(ctx, u); !ok || d != time.Second {
 			b.Fatal("no Crawl-delay")
 		}
 	}
@@ -212,7 +212,7 @@ func TestCacheHitDoesNotAllocate(t *testing.T) {
 		t.Errorf("Allow on a cached host allocates %v times per run, want 0", n)
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		if d, ok := c.CrawlDelay(ctx, u.Host); !ok || d != time.Second {
+		if d, ok := c.CrawlDelay(ctx, u); !ok || d != time.Second {
 			t.Fatalf("CrawlDelay = %v, %v", d, ok)
 		}
 	}); n != 0 {
@@ -254,7 +254,7 @@ func TestCache_StoreOfCopies(t *testing.T) {
 			t.Fatalf("Allow(/y) = %v", err)
 		}
 	}
-	if d, ok := c.CrawlDelay(ctx, "a.example"); !ok || d != 3*time.Second {
+	if d, ok := c.CrawlDelay(ctx, mustURL(t, "https://a.example/")); !ok || d != 3*time.Second {
 		t.Errorf("CrawlDelay = %v, %v", d, ok)
 	}
 	if sm, _ := c.Sitemaps(ctx, "a.example"); len(sm) != 1 {

@@ -246,7 +246,7 @@ func (cr *crawlRun) site(ctx context.Context, name string, walkBacklog bool, int
 	if u, err := url.Parse(feedURL); err == nil {
 		_ = cr.client.Robots().Allow(ctx, u)
 		g.last = time.Now()
-		if d, ok := cr.client.Robots().CrawlDelay(ctx, name); ok && d > g.gap {
+		if d, ok := cr.client.Robots().CrawlDelay(ctx, u); ok && d > g.gap {
 			g.gap = d
 		}
 	}
