@@ -85,8 +85,12 @@ func TestSource_ValidAccepted(t *testing.T) {
 		func(*Source) {},
 		func(s *Source) { s.Interval = Duration(15 * time.Minute) },
 		func(s *Source) { s.Admitted = []string{"*.example"} },
-		func(s *Source) { s.Backlog = &Backlog{Kind: BacklogWordPress, Site: "https://news.example", Floor: time.Now()} },
-		func(s *Source) { s.Backlog = &Backlog{Kind: BacklogSitemap, URLs: []string{"https://news.example/sitemap.xml"}} },
+		func(s *Source) {
+			s.Backlog = &Backlog{Kind: BacklogWordPress, Site: "https://news.example", Floor: time.Now()}
+		},
+		func(s *Source) {
+			s.Backlog = &Backlog{Kind: BacklogSitemap, URLs: []string{"https://news.example/sitemap.xml"}}
+		},
 		func(s *Source) {
 			s.Read = Read{Method: ReadCMSAPI, URL: "https://news.example/cms/{id}", Credential: &CredentialRef{Header: "X-Api-Key", Value: "file:/run/secrets/key"}}
 		},
