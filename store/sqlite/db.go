@@ -1,0 +1,232 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+
+	"github.com/politefetch/politefetch/internal/clock"
+)
+
+// Clock is the injectable time source the DB's sweeps read: nil means real
+// time.
+type Clock = clock.Clock
+
+// Defaults for the zero [Options].
+const (
+	DefaultBusyTimeout     = 5 * time.Second
+	DefaultReaders         = 4
+	DefaultSweepEvery      = time.Minute
+	DefaultSweepBatch      = 1000
+	DefaultValidatorRetain = 30 * 24 * time.Hour
+	DefaultRobotsRetain    = 24 * time.Hour
+	DefaultScheduleRetain  = time.Hour
+)
+
+// Options configure [Open]. The zero value is ready to use: every field's
+// zero means the default named beside it.
+type Options struct {
+	// BusyTimeout is how long a statement waits for another process's lock
+	// on the file before failing with [ErrLocked]; 0 means
+	// DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Readers is the size of the pool of reading connections; 0 means
+	// DefaultReaders. Writes go through one connection.
+	Readers int
+	// SweepEvery is the interval of the background expiry sweep; 0 means
+	// DefaultSweepEvery, a negative value turns the background sweep off
+	// ([DB.Sweep] still works).
+	SweepEvery time.Duration
+	// SweepBatch bounds the rows one sweep deletes from each table; 0 means
+	// DefaultSweepBatch.
+	SweepBatch int
+	// ValidatorRetain is how long a URL's validators are kept after they
+	// were last stored; 0 means DefaultValidatorRetain.
+	ValidatorRetain time.Duration
+	// RobotsRetain is how long a robots.txt record is kept after it
+	// expired (the robots cache reads a last good copy); 0 means
+	// DefaultRobotsRetain.
+	RobotsRetain time.Duration
+	// ScheduleRetain is how long a host's latest start is kept; 0 means
+	// DefaultScheduleRetain. It must exceed the longest pacing interval.
+	ScheduleRetain time.Duration
+	// Clock tells the time for sweeps and for the stored-at instants of
+	// validators; nil means real time.
+	Clock Clock
+	// Logger receives the background sweep's failures; nil is silent.
+	Logger *slog.Logger
+}
+
+// DB is one SQLite file holding politefetch's state. It is safe for
+// concurrent use, and several processes may open the same file: SQLite's
+// locks make every store's atomic operations atomic across them. Close it
+// when done; the stores it hands out fail with [ErrClosed] afterwards.
+type DB struct {
+	path string
+	opt  Options
+	clk  Clock
+
+	w *sql.DB // one connection: every write
+	r *sql.DB // a pool of query_only connections: reads
+
+	stmts statements
+
+	closed atomic.Bool
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+// Open opens the database at path, creating it if needed, and migrates its
+// schema forward to the current version in one transaction. A file written
+// by a newer version is refused with a [*SchemaError] and left untouched; a
+// file that is not a database fails with [ErrCorrupt]; one we may not
+// write, with [ErrReadOnly]. path must name a file (":memory:" cannot be
+// shared between the writer and the readers). ctx bounds Open only.
+//
+// A nil opts means the zero [Options].
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	var opt Options
+	if opts != nil {
+		opt = *opts
+	}
+	if opt.BusyTimeout <= 0 {
+		opt.BusyTimeout = DefaultBusyTimeout
+	}
+	if opt.Readers <= 0 {
+		opt.Readers = DefaultReaders
+	}
+	if opt.SweepEvery == 0 {
+		opt.SweepEvery = DefaultSweepEvery
+	}
+	if opt.SweepBatch <= 0 {
+		opt.SweepBatch = DefaultSweepBatch
+	}
+	if opt.ValidatorRetain <= 0 {
+		opt.ValidatorRetain = DefaultValidatorRetain
+	}
+	if opt.RobotsRetain <= 0 {
+		opt.RobotsRetain = DefaultRobotsRetain
+	}
+	if opt.ScheduleRetain <= 0 {
+		opt.ScheduleRetain = DefaultScheduleRetain
+	}
+	if path == "" || path == ":memory:" {
+		return nil, &Error{Op: "open", Key: path, Err: errors.New("a file path is needed")}
+	}
+	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{})}
+	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
+	// synchronous is per connection and set on every new one: NORMAL for the
+	// state; a deposit switches its connection to FULL for its own commit.
+	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)"}, "_txlock": {"immediate"}}
+	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)"}}
+	var err error
+	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
+		return nil, wrap("open", path, err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxIdleTime(0)
+	db.w.SetConnMaxLifetime(0)
+	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+rq.Encode()); err != nil {
+		db.w.Close()
+		return nil, wrap("open", path, err)
+	}
+	db.r.SetMaxOpenConns(opt.Readers)
+	db.r.SetMaxIdleConns(opt.Readers)
+	if err := db.migrate(ctx); err != nil {
+		db.w.Close()
+		db.r.Close()
+		return nil, err
+	}
+	if err := db.prepare(ctx); err != nil {
+		db.w.Close()
+		db.r.Close()
+		return nil, err
+	}
+	if opt.SweepEvery > 0 {
+		go db.sweepLoop()
+	} else {
+		close(db.done)
+	}
+	return db, nil
+}
+
+// Path returns the file's path as given to Open.
+func (db *DB) Path() string { return db.path }
+
+// Close stops the background sweep, waits for it, and closes the
+// connections. Operations after Close fail with [ErrClosed]. Close is
+// idempotent.
+func (db *DB) Close() error {
+	var err error
+	db.once.Do(func() {
+		db.closed.Store(true)
+		close(db.stop)
+		<-db.done
+		db.stmts.close()
+		err = errors.Join(db.r.Close(), db.w.Close())
+		if err != nil {
+			err = wrap("close", db.path, err)
+		}
+	})
+	return err
+}
+
+// check returns ErrClosed, as an *Error for op, once the DB is closed.
+func (db *DB) check(op, key string) error {
+	if db.closed.Load() {
+		return &Error{Op: op, Key: key, Kind: ErrClosed, Err: errClosedDB}
+	}
+	return nil
+}
+
+var errClosedDB = errors.New("Close was called")
+
+// write runs fn in one IMMEDIATE transaction on the writer connection. With
+// durable, the commit is synced to disk before write returns (synchronous
+// FULL), otherwise it survives a crash of the process but may be lost
+// with the machine's power (synchronous NORMAL, WAL).
+func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(tx *sql.Tx) error) error {
+	if err := db.check(op, key); err != nil {
+		return err
+	}
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	defer conn.Close()
+	if durable {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
+			return wrap(op, key, err)
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); err != nil {
+				// The connection cannot be trusted with its setting: drop it,
+				// so the pool opens a fresh one (NORMAL from its DSN).
+				conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return wrap(op, key, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap(op, key, err)
+	}
+	return nil
+}

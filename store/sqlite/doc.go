@@ -1,0 +1,125 @@
+// Package sqlite keeps every piece of politefetch's state in one SQLite
+// file that survives a restart and a kill -9: the refusal ledger
+// ([DB.Ledger], a [backoff.Store]), the validators of conditional GET
+// ([DB.Validators], a [fetch.Store]), the shared pacing schedule
+// ([DB.Schedule], a [fetch.Schedule], so several processes on one machine
+// share politeness through the file) and the robots.txt records
+// ([DB.Robots], a [robots.Store]). Each passes its package's conformance
+// suite unchanged. A crawler that forgets these when it restarts is rude
+// the moment it comes back.
+//
+//	db, err := sqlite.Open(ctx, "politefetch.db", nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer db.Close()
+//	ledger := &backoff.Ledger{Store: db.Ledger()}
+//
+// The driver is modernc.org/sqlite, pure Go: no C toolchain, and it
+// cross-compiles. The file is an ordinary SQLite 3 database that the
+// sqlite3 shell, pandas or DuckDB can read while a crawl runs.
+//
+// # Connections, locking and durability
+//
+// The file is in WAL mode: readers never block the writer nor each other.
+// All writes in a process go through one connection (database/sql with one
+// open connection), reads through a pool of query_only connections
+// ([Options].Readers). Transactions begin IMMEDIATE, so a read-modify-write
+// holds the file's write lock from its start and is atomic across every
+// process that opens the file; a process that finds the lock taken waits up
+// to [Options].BusyTimeout, then fails with [ErrLocked]. Statements are
+// prepared once per connection.
+//
+// Durability is chosen per kind of data:
+//
+//   - State (ledger, validators, schedule, robots) is written with
+//     synchronous=NORMAL: each write is one autocommit statement that is in
+//     the WAL when it returns, so it survives the process being killed; the
+//     WAL is synced to disk at each checkpoint, so a power failure may lose
+//     the writes since the last one. No state write waits for an fsync, which
+//     is what keeps a crawl of thousands of hosts from being bound by the
+//     disk, without batching writes (a batch would hold back a refusal that
+//     another process must see at once).
+//
+// # Expiry
+//
+// A background sweep (every [Options].SweepEvery) deletes from each table at
+// most [Options].SweepBatch rows past their lifetime, each table in its own
+// short transaction, and returns freed pages to the file system
+// (auto_vacuum=INCREMENTAL), so the file stays bounded on a long crawl:
+//
+//   - ledger: a record that holds nothing (no strikes, not suspended,
+//     cool-down over); a refusal is never forgotten, only a success clears
+//     it;
+//   - validators: those stored longer than [Options].ValidatorRetain ago;
+//   - schedule: latest starts older than [Options].ScheduleRetain;
+//   - robots: records expired for longer than [Options].RobotsRetain.
+//
+// # Errors
+//
+// Every failure is an [*Error] naming the operation and key and wrapping
+// SQLite's error; one a caller should act on also matches [ErrReadOnly],
+// [ErrLocked], [ErrFull], [ErrCorrupt] or [ErrClosed]. The politefetch
+// layers treat a store error as a refusal: the ledger refuses the request,
+// so a crawl whose state cannot be read or written stops fetching rather
+// than fetching without it. SQLite's transactions mean that a failed write
+// leaves what was committed before it intact.
+//
+// # Schema
+//
+// The schema version is PRAGMA user_version ([SchemaVersion]) and the
+// header's application_id is 0x70666574 ("pfet"). Open migrates an older
+// file forward in one transaction; a newer file fails with a [*SchemaError]
+// and is not modified; a file of another application, with [*Error]. Times
+// are INTEGER Unix nanoseconds, UTC, 0 for none (in SQL:
+// datetime(col / 1000000000, 'unixepoch')). Booleans are 0 or 1.
+//
+// ledger, one row per host (or site) with something against it, keyed as
+// [backoff.Ledger] keys it:
+//
+//	key            TEXT PRIMARY KEY  the ledger's host or site key
+//	strikes        INTEGER           refusals in a row
+//	refused_kind   INTEGER           weightiest kind refused: 0 article, 1 feed, 2 robots
+//	last_status    INTEGER           HTTP status of the last refusal
+//	last_challenge TEXT              bot-challenge provider of the last refusal, or ''
+//	last_at_ns     INTEGER           when the last refusal was observed
+//	until_ns       INTEGER           end of the cool-down
+//	suspended      INTEGER           1: articles off but for one re-check at next_check_ns
+//	next_check_ns  INTEGER           when a suspended host's articles may be tried again
+//	rev            INTEGER           revision, for the atomic compare-and-set of Update
+//
+// validators, one row per URL (without fragment) with validators:
+//
+//	url            TEXT PRIMARY KEY
+//	etag           TEXT              the ETag header as received, or ''
+//	last_modified  TEXT              the Last-Modified header as received, or ''
+//	stored_ns      INTEGER           when they were last stored
+//
+// schedule, one row per host being paced:
+//
+//	host           TEXT PRIMARY KEY  the host key (internal/hostkey)
+//	last_start_ns  INTEGER           the latest request start claimed or reported
+//
+// robots, one row per host whose robots.txt was read:
+//
+//	host           TEXT PRIMARY KEY  the host key; "http://" first for plain http
+//	outcome        INTEGER           0 obey body, 1 allow all, 2 disallow all
+//	status         INTEGER           HTTP status of the fetch, 0 when none arrived
+//	failure        TEXT              why the fetch failed, or ''
+//	body           BLOB              robots.txt as received
+//	fetched_at_ns  INTEGER           when the fetch behind outcome finished
+//	expires_ns     INTEGER           when robots.txt is to be fetched again
+//	stale          INTEGER           1: a last good copy kept after failed fetches
+//	last_failure   TEXT              why the latest fetch failed, when stale
+//
+// # Queries
+//
+// Hosts cooling down now, with the reason:
+//
+//	SELECT key, strikes, last_status, last_challenge, datetime(until_ns / 1000000000, 'unixepoch') AS until
+//	FROM ledger WHERE until_ns > CAST(unixepoch('subsec') * 1e9 AS INTEGER) ORDER BY until_ns DESC;
+//
+// Hosts whose robots.txt disallows everything:
+//
+//	SELECT host, status, failure FROM robots WHERE outcome = 2;
+package sqlite

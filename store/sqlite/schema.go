@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// applicationID marks a politefetch file in its header (PRAGMA
+// application_id): "pfet".
+const applicationID = 0x70666574
+
+// migrations[i] takes a file from schema version i to i+1. A released
+// migration is never edited: a change of schema is a new migration.
+var migrations = []string{
+	// 1: the per-host state of the politeness chain.
+	`
+CREATE TABLE ledger (
+	key            TEXT PRIMARY KEY,
+	strikes        INTEGER NOT NULL,
+	refused_kind   INTEGER NOT NULL,
+	last_status    INTEGER NOT NULL,
+	last_challenge TEXT    NOT NULL,
+	last_at_ns     INTEGER NOT NULL,
+	until_ns       INTEGER NOT NULL,
+	suspended      INTEGER NOT NULL,
+	next_check_ns  INTEGER NOT NULL,
+	rev            INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX ledger_idle ON ledger (until_ns) WHERE strikes = 0 AND suspended = 0;
+
+CREATE TABLE validators (
+	url           TEXT PRIMARY KEY,
+	etag          TEXT    NOT NULL,
+	last_modified TEXT    NOT NULL,
+	stored_ns     INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX validators_stored ON validators (stored_ns);
+
+CREATE TABLE schedule (
+	host          TEXT PRIMARY KEY,
+	last_start_ns INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX schedule_last ON schedule (last_start_ns);
+
+CREATE TABLE robots (
+	host          TEXT PRIMARY KEY,
+	outcome       INTEGER NOT NULL,
+	status        INTEGER NOT NULL,
+	failure       TEXT    NOT NULL,
+	body          BLOB,
+	fetched_at_ns INTEGER NOT NULL,
+	expires_ns    INTEGER NOT NULL,
+	stale         INTEGER NOT NULL,
+	last_failure  TEXT    NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX robots_expires ON robots (expires_ns);
+`,
+}
+
+// SchemaVersion is the schema version (PRAGMA user_version) this package
+// writes: the number of migrations.
+const SchemaVersion = 1
+
+// migrate brings the file to SchemaVersion. It reads the header before
+// writing anything, so a file it refuses is left as it was.
+func (db *DB) migrate(ctx context.Context) error {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return wrap("open", db.path, err)
+	}
+	defer conn.Close()
+	version, app, tables, err := header(ctx, conn)
+	if err != nil {
+		return wrap("open", db.path, err)
+	}
+	if version > SchemaVersion {
+		return &SchemaError{Path: db.path, Version: version, Supported: SchemaVersion}
+	}
+	if app != applicationID && (app != 0 || tables > 0) {
+		return &Error{Op: "open", Key: db.path, Err: fmt.Errorf("not a politefetch database (application_id %#x, %d tables): left untouched", app, tables)}
+	}
+	if tables == 0 {
+		// Before the first table: freed pages are returned to the file
+		// system by the sweeps' incremental vacuum.
+		if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum=INCREMENTAL"); err != nil {
+			return wrap("open", db.path, err)
+		}
+	}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return wrap("open: set WAL", db.path, err)
+	}
+	if mode != "wal" {
+		return &Error{Op: "open: set WAL", Key: db.path, Err: fmt.Errorf("journal_mode is %q", mode)}
+	}
+	if version == SchemaVersion {
+		return nil
+	}
+	tx, err := conn.BeginTx(ctx, nil) // IMMEDIATE: one migrating process at a time
+	if err != nil {
+		return wrap("open: migrate", db.path, err)
+	}
+	defer tx.Rollback()
+	// Another process may have migrated between our look and our lock.
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return wrap("open: migrate", db.path, err)
+	}
+	if version > SchemaVersion {
+		return &SchemaError{Path: db.path, Version: version, Supported: SchemaVersion}
+	}
+	for v := version; v < SchemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return wrap(fmt.Sprintf("open: migrate to version %d", v+1), db.path, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d; PRAGMA user_version=%d", applicationID, SchemaVersion)); err != nil {
+		return wrap("open: migrate", db.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap("open: migrate", db.path, err)
+	}
+	return nil
+}
+
+// header reads the file's schema version, application id and number of
+// tables without writing.
+func header(ctx context.Context, conn *sql.Conn) (version, app, tables int, err error) {
+	if err = conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return
+	}
+	if err = conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return
+	}
+	err = conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'").Scan(&tables)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	return
+}

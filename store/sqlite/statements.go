@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// statements are prepared once per DB (and, by database/sql, once per
+// connection that runs them). Those on r read; those on w write.
+type statements struct {
+	all []*sql.Stmt
+
+	ledgerGet, ledgerSet, ledgerInsert, ledgerDelete, ledgerSweep *sql.Stmt
+	valGet, valPut, valDelete, valSweep                           *sql.Stmt
+	schedClaim, schedGet, schedStarted, schedSweep                *sql.Stmt
+	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
+}
+
+func (db *DB) prepare(ctx context.Context) error {
+	s := &db.stmts
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		write bool
+		sql   string
+	}{
+		{&s.ledgerGet, false, `SELECT strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev FROM ledger WHERE key = ?1`},
+		{&s.ledgerSet, true, `UPDATE ledger SET strikes = ?2, refused_kind = ?3, last_status = ?4, last_challenge = ?5, last_at_ns = ?6, until_ns = ?7, suspended = ?8, next_check_ns = ?9, rev = rev + 1 WHERE key = ?1 AND rev = ?10`},
+		{&s.ledgerInsert, true, `INSERT INTO ledger (key, strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (key) DO NOTHING`},
+		{&s.ledgerDelete, true, `DELETE FROM ledger WHERE key = ?1 AND rev = ?2`},
+		{&s.ledgerSweep, true, `DELETE FROM ledger WHERE key IN (SELECT key FROM ledger WHERE strikes = 0 AND suspended = 0 AND until_ns <= ?1 LIMIT ?2)`},
+
+		{&s.valGet, false, `SELECT etag, last_modified FROM validators WHERE url = ?1`},
+		{&s.valPut, true, `INSERT INTO validators (url, etag, last_modified, stored_ns) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, stored_ns = excluded.stored_ns`},
+		{&s.valDelete, true, `DELETE FROM validators WHERE url = ?1`},
+		{&s.valSweep, true, `DELETE FROM validators WHERE url IN (SELECT url FROM validators WHERE stored_ns < ?1 LIMIT ?2)`},
+
+		{&s.schedClaim, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = excluded.last_start_ns WHERE last_start_ns <= ?2 - ?3 RETURNING last_start_ns`},
+		{&s.schedGet, true, `SELECT last_start_ns FROM schedule WHERE host = ?1`},
+		{&s.schedStarted, true, `UPDATE schedule SET last_start_ns = ?2 WHERE host = ?1 AND last_start_ns < ?2`},
+		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
+
+		{&s.robotsGet, false, `SELECT outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure FROM robots WHERE host = ?1`},
+		{&s.robotsPut, true, `INSERT INTO robots (host, outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (host) DO UPDATE SET outcome = excluded.outcome, status = excluded.status, failure = excluded.failure, body = excluded.body, fetched_at_ns = excluded.fetched_at_ns, expires_ns = excluded.expires_ns, stale = excluded.stale, last_failure = excluded.last_failure`},
+		{&s.robotsSweep, true, `DELETE FROM robots WHERE host IN (SELECT host FROM robots WHERE expires_ns < ?1 LIMIT ?2)`},
+	} {
+		on := db.r
+		if p.write {
+			on = db.w
+		}
+		st, err := on.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return wrap("open: prepare", p.sql, err)
+		}
+		*p.dst = st
+		s.all = append(s.all, st)
+	}
+	return nil
+}
+
+func (s *statements) close() {
+	for _, st := range s.all {
+		st.Close()
+	}
+	s.all = nil
+}
+
+// deleteBatch runs a sweep statement whose last argument is the batch size
+// and returns the rows it deleted.
+func (db *DB) deleteBatch(ctx context.Context, op string, st *sql.Stmt, args ...any) (int, error) {
+	if err := db.check(op, ""); err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, append(args, db.opt.SweepBatch)...)
+	if err != nil {
+		return 0, wrap(op, "", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), wrap(op, "", err)
+}
