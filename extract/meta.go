@@ -29,9 +29,13 @@ import (
 //     alternate that points at the page itself.
 //
 // Two fields depart from that order, since the markup has a mechanism made
-// for them: the canonical URL is read first from <link rel=canonical>,
-// and the language first from JSON-LD inLanguage, then <html lang>, before
-// OpenGraph's og:locale (whose underscore is written as a hyphen).
+// for them: the canonical URL is read first from <link rel=canonical>
+// (then JSON-LD url and mainEntityOfPage, then og:url), and the language
+// from JSON-LD inLanguage, then <html lang> and content-language, then the
+// meta tags that name a language, then OpenGraph's og:locale (its
+// underscore written as a hyphen), then a self-referencing hreflang.
+// TranslationOf is set only when every source that names an original names
+// the same one.
 //
 // The most trusted source that states a field gives its value; every less
 // trusted source that states a different value is kept in the field's
@@ -52,12 +56,12 @@ func readMeta(doc *html.Node, page *url.URL, a *Article) {
 	p.page = page
 	p.scan(doc, false)
 
-	var c cands
-	p.readLD(&c)
-	p.readMetaTags(&c)
-	p.readMicrodata(&c)
-	p.readMarkup(&c)
-	p.readIDs(&c)
+	c := newCands()
+	p.readLD(c)
+	p.readMetaTags(c)
+	p.readMicrodata(c)
+	p.readMarkup(c)
+	p.readIDs(c)
 	c.fill(a)
 }
 
@@ -233,7 +237,6 @@ func (p *pageScan) readMetaTags(c *cands) {
 			}
 		}
 	}
-	c.nextTier()
 	// Twitter cards
 	for _, m := range p.metas {
 		src := m.source()
@@ -246,7 +249,6 @@ func (p *pageScan) readMetaTags(c *cands) {
 			c.image.add(p.resolve(m.content), src)
 		}
 	}
-	c.nextTier()
 	// plain meta names
 	for _, m := range p.metas {
 		src := m.source()
@@ -265,10 +267,9 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "date", "pubdate", "publish-date", "publish_date", "publication_date":
 			c.published.add(m.content, src)
 		case "language":
-			c.language.add(m.content, src)
+			c.langMeta.add(m.content, src)
 		}
 	}
-	c.nextTier()
 	// Dublin Core
 	for _, m := range p.metas {
 		src := m.source()
@@ -290,12 +291,11 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "modified", "date.modified":
 			c.modified.add(m.content, src)
 		case "language":
-			c.language.add(m.content, src)
+			c.langMeta.add(m.content, src)
 		case "publisher":
 			c.publisher.add(m.content, src)
 		}
 	}
-	c.nextTier()
 }
 
 // dcKey strips a Dublin Core prefix ("dc." or "dcterms.").
@@ -323,7 +323,6 @@ func (p *pageScan) readMarkup(c *cands) {
 			c.authors.add(l.text, "a[rel=author]")
 		}
 	}
-	c.nextTier()
 
 	c.htmlLang.add(p.htmlLang, "html[lang]")
 	for _, m := range p.metas {
@@ -331,7 +330,7 @@ func (p *pageScan) readMarkup(c *cands) {
 			c.htmlLang.add(m.content, "meta[http-equiv=content-language]")
 		}
 	}
-	self := p.resolve("")
+	self := p.self()
 	for _, l := range p.links {
 		if !l.anchor && hasRel(l.rel, "alternate") && l.hreflang != "" && !strings.EqualFold(l.hreflang, "x-default") &&
 			self != "" && sameDoc(p.resolve(l.href), self) {
@@ -369,19 +368,17 @@ func (p *pageScan) readMarkup(c *cands) {
 }
 
 // resolve makes ref absolute against the page's URL; a ref that does not
-// parse, or any ref when the page's URL is unknown, is kept as written.
-func (p *pageScan) resolve(ref string) string {
-	ref = strings.TrimSpace(ref)
+// parse, or any ref when the page's URL is unknown, is kept as written. An
+// empty ref stays empty.
+func (p *pageScan) resolve(ref string) string { return resolveWith(p.page, ref) }
+
+// self is the page's URL without its fragment; "" when unknown.
+func (p *pageScan) self() string {
 	if p.page == nil {
-		return ref
+		return ""
 	}
-	u, err := p.page.Parse(ref)
-	if err != nil {
-		return ref
-	}
-	if ref == "" {
-		u.Fragment = ""
-	}
+	u := *p.page
+	u.Fragment = ""
 	return u.String()
 }
 
@@ -479,7 +476,7 @@ func collapse(s string) string {
 	clean := true
 	prevSpace := true
 	for i := 0; i < len(s); i++ {
-		sp := isSpace(s[i])
+		sp := wsByte(s[i])
 		if sp && (prevSpace || s[i] != ' ') {
 			clean = false
 			break
@@ -492,6 +489,6 @@ func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func isSpace(c byte) bool {
+func wsByte(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }

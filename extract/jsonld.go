@@ -1,0 +1,480 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"net/url"
+	"strings"
+)
+
+// Caps on the JSON-LD a page may carry. A script beyond a cap is skipped
+// whole (never cut short and read in part), before it is decoded: the
+// bytes are scanned once for their depth and their number of objects.
+const (
+	maxLDScripts     = 64      // scripts read per page
+	maxLDScriptBytes = 1 << 20 // bytes per script
+	maxLDTotalBytes  = 4 << 20 // bytes over all scripts
+	maxLDDepth       = 32      // nesting of objects and arrays
+	maxLDObjects     = 10000   // objects over all scripts
+	maxLDRefHops     = 4       // @id references followed in a chain
+)
+
+// ldDoc is the JSON-LD of one page, decoded.
+type ldDoc struct {
+	tops  []map[string]any          // the nodes at the top of each script or @graph
+	byID  map[string]map[string]any // node definitions by @id
+	stats ldStats
+}
+
+// ldStats counts what the reader did, for tests of its caps.
+type ldStats struct {
+	read, skipped int // scripts decoded, and skipped (over a cap, or invalid)
+	bytes         int // bytes of the scripts decoded
+	objects       int // objects in the scripts decoded
+}
+
+// parseLD decodes the scripts within the caps.
+func parseLD(texts []string) *ldDoc {
+	d := &ldDoc{byID: map[string]map[string]any{}}
+	for i, t := range texts {
+		if i >= maxLDScripts {
+			d.stats.skipped += len(texts) - i
+			break
+		}
+		b := cleanLD(t)
+		if len(b) == 0 {
+			continue
+		}
+		if len(b) > maxLDScriptBytes || d.stats.bytes+len(b) > maxLDTotalBytes {
+			d.stats.skipped++
+			continue
+		}
+		objs, ok := scanLD(b, maxLDDepth, maxLDObjects-d.stats.objects)
+		if !ok {
+			d.stats.skipped++
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			d.stats.skipped++
+			continue
+		}
+		d.stats.read++
+		d.stats.bytes += len(b)
+		d.stats.objects += objs
+		d.index(v)
+		d.addTops(v, 0)
+	}
+	return d
+}
+
+// cleanLD trims the wrappers pages put around a script's JSON: white
+// space, HTML comment or CDATA markers, a trailing semicolon.
+func cleanLD(s string) []byte {
+	s = strings.TrimSpace(s)
+	for _, w := range [...][2]string{{"<!--", "-->"}, {"//<![CDATA[", "//]]>"}, {"<![CDATA[", "]]>"}} {
+		if strings.HasPrefix(s, w[0]) {
+			s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s[len(w[0]):]), w[1]))
+		}
+	}
+	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
+	return []byte(s)
+}
+
+// scanLD counts the objects in b and checks its nesting, without
+// decoding it: false when the depth exceeds maxDepth or the objects
+// maxObjects.
+func scanLD(b []byte, maxDepth, maxObjects int) (int, bool) {
+	depth, objects := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				return objects, false
+			}
+			if c == '{' {
+				objects++
+				if objects > maxObjects {
+					return objects, false
+				}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return objects, true
+}
+
+// index records every node that defines an @id (has more than the @id).
+func (d *ldDoc) index(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if id, ok := v["@id"].(string); ok && len(v) > 1 {
+			if _, dup := d.byID[id]; !dup {
+				d.byID[id] = v
+			}
+		}
+		for _, x := range v {
+			d.index(x)
+		}
+	case []any:
+		for _, x := range v {
+			d.index(x)
+		}
+	}
+}
+
+func (d *ldDoc) addTops(v any, depth int) {
+	if depth > 2 {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["@type"]; ok {
+			d.tops = append(d.tops, v)
+		}
+		if g, ok := v["@graph"]; ok {
+			d.addTops(g, depth+1)
+		}
+	case []any:
+		for _, x := range v {
+			d.addTops(x, depth+1)
+		}
+	}
+}
+
+// deref follows a reference (an object with only an @id) to the node it
+// names, when the page defines it.
+func (d *ldDoc) deref(v any) any {
+	for range maxLDRefHops {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		id, ok := m["@id"].(string)
+		if !ok || len(m) > 2 || (len(m) == 2 && m["@type"] == nil) {
+			return v
+		}
+		def, ok := d.byID[id]
+		if !ok {
+			return v
+		}
+		v = def
+	}
+	return v
+}
+
+// ldTypes lists a node's types without a schema.org prefix.
+func ldTypes(m map[string]any) []string {
+	var out []string
+	add := func(v any) {
+		if s, ok := v.(string); ok {
+			for _, p := range [...]string{"https://schema.org/", "http://schema.org/", "schema:"} {
+				s = strings.TrimPrefix(s, p)
+			}
+			out = append(out, s)
+		}
+	}
+	switch t := m["@type"].(type) {
+	case []any:
+		for i, x := range t {
+			if i == 8 {
+				break
+			}
+			add(x)
+		}
+	default:
+		add(t)
+	}
+	return out
+}
+
+// isArticleType reports whether a schema.org type names an article.
+func isArticleType(t string) bool {
+	switch t {
+	case "BlogPosting", "LiveBlogPosting", "SocialMediaPosting", "Report", "DiscussionForumPosting":
+		return true
+	}
+	return len(t) > len("Article") && strings.HasSuffix(t, "Article") || t == "Article"
+}
+
+func articleTypeOf(m map[string]any) string {
+	for _, t := range ldTypes(m) {
+		if isArticleType(t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// article finds the page's Article node: among the top nodes and the
+// mainEntity of the top WebPages, the one whose url, @id or
+// mainEntityOfPage names the page, else the first.
+func (d *ldDoc) article(page string) (map[string]any, string) {
+	type found struct {
+		m map[string]any
+		t string
+	}
+	var all []found
+	for _, n := range d.tops {
+		if t := articleTypeOf(n); t != "" {
+			all = append(all, found{n, t})
+			continue
+		}
+		if me, ok := d.deref(n["mainEntity"]).(map[string]any); ok {
+			if t := articleTypeOf(me); t != "" {
+				all = append(all, found{me, t})
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, ""
+	}
+	if page != "" {
+		for _, f := range all {
+			for _, u := range []string{ldString(f.m["url"]), ldString(f.m["@id"]), d.ldURLOf(f.m["mainEntityOfPage"])} {
+				if u != "" && sameURL(stripFragment(u), stripFragment(page)) {
+					return f.m, f.t
+				}
+			}
+		}
+	}
+	return all[0].m, all[0].t
+}
+
+func stripFragment(s string) string {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// ldString is v as text: a string with its entities decoded and its white
+// space collapsed, or a number as written; "" otherwise.
+func ldString(v any) string {
+	switch v := v.(type) {
+	case string:
+		if strings.IndexByte(v, '&') >= 0 {
+			v = html.UnescapeString(v)
+		}
+		return collapse(v)
+	case json.Number:
+		return v.String()
+	}
+	return ""
+}
+
+// ldURLOf reads a URL given as a string or as a node's @id or url.
+func (d *ldDoc) ldURLOf(v any) string {
+	switch m := d.deref(v).(type) {
+	case string:
+		return ldString(m)
+	case map[string]any:
+		if u := ldString(m["@id"]); u != "" {
+			return u
+		}
+		return ldString(m["url"])
+	}
+	return ""
+}
+
+// ldList is v as a list: an array's elements, or v alone.
+func ldList(v any) []any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return v
+	}
+	return []any{v}
+}
+
+// ldBool reads a boolean written as true/false or as the text "True" or
+// "False" (any case).
+func ldBool(v any) (value, ok bool) {
+	switch v := v.(type) {
+	case bool:
+		return v, true
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// readLD adds the values the page's JSON-LD Article states.
+func (p *pageScan) readLD(c *cands) {
+	if len(p.ldTexts) == 0 {
+		return
+	}
+	d := parseLD(p.ldTexts)
+	page := p.self()
+	for _, n := range d.tops {
+		if t := ldTypes(n); len(t) > 0 && strings.HasSuffix(t[0], "WebPage") {
+			if free, ok := ldBool(n["isAccessibleForFree"]); ok && !free {
+				c.access.add(Gated, "json-ld:"+t[0]+".isAccessibleForFree")
+			}
+		}
+	}
+	m, typ := d.article(page)
+	if m == nil {
+		return
+	}
+	d.readArticle(m, typ, p.resolve, c)
+}
+
+// readArticle adds the values of an Article node m of type typ.
+func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) string, c *cands) {
+	src := func(path string) string { return "json-ld:" + typ + "." + path }
+	if v := ldString(m["headline"]); v != "" {
+		c.headline.add(v, src("headline"))
+	} else {
+		c.headline.add(ldString(m["name"]), src("name"))
+	}
+	c.description.add(ldString(m["description"]), src("description"))
+
+	var names []string
+	nested := false
+	for _, a := range ldList(m["author"]) {
+		switch a := d.deref(a).(type) {
+		case string:
+			if v := ldString(a); !looksLikeURL(v) {
+				names = append(names, v)
+			}
+		case map[string]any:
+			nested = true
+			names = append(names, ldString(a["name"]))
+		}
+	}
+	if nested {
+		c.authors.addList(names, src("author.name"))
+	} else {
+		c.authors.addList(names, src("author"))
+	}
+
+	c.published.add(ldString(m["datePublished"]), src("datePublished"))
+	c.modified.add(ldString(m["dateModified"]), src("dateModified"))
+	for _, s := range ldList(m["articleSection"]) {
+		if v := ldString(s); v != "" {
+			c.section.add(v, src("articleSection"))
+			break
+		}
+	}
+	c.canonicalLD.add(resolve(ldString(m["url"])), src("url"))
+	if u := d.ldURLOf(m["mainEntityOfPage"]); u != "" {
+		path := "mainEntityOfPage"
+		if _, ok := d.deref(m["mainEntityOfPage"]).(map[string]any); ok {
+			path += ".@id"
+		}
+		c.canonicalLD.add(resolve(u), src(path))
+	}
+
+	switch l := d.deref(m["inLanguage"]).(type) {
+	case string:
+		c.language.add(ldString(l), src("inLanguage"))
+	case map[string]any:
+		c.language.add(ldString(l["alternateName"]), src("inLanguage.alternateName"))
+	}
+
+	for _, k := range ldList(m["keywords"]) {
+		if s, ok := k.(string); ok && len(ldList(m["keywords"])) == 1 {
+			c.keywords.addList(splitComma(ldString(s)), src("keywords"))
+		} else {
+			c.keywords.add(ldString(k), src("keywords"))
+		}
+	}
+
+	if pubs := ldList(m["publisher"]); len(pubs) > 0 {
+		switch pub := d.deref(pubs[0]).(type) {
+		case string:
+			c.publisher.add(ldString(pub), src("publisher"))
+		case map[string]any:
+			c.publisher.add(ldString(pub["name"]), src("publisher.name"))
+		}
+	}
+
+	for _, im := range ldList(m["image"]) {
+		switch im := d.deref(im).(type) {
+		case string:
+			c.image.add(resolve(ldString(im)), src("image"))
+		case map[string]any:
+			if u := ldString(im["url"]); u != "" {
+				c.image.add(resolve(u), src("image.url"))
+			} else {
+				c.image.add(resolve(ldString(im["contentUrl"])), src("image.contentUrl"))
+			}
+		}
+		if len(c.image.list) > 0 {
+			break
+		}
+	}
+
+	for _, id := range ldList(m["identifier"]) {
+		switch id := id.(type) {
+		case map[string]any:
+			c.addID("json-ld", ldString(id["value"]), src("identifier.value"))
+		default:
+			c.addID("json-ld", ldString(id), src("identifier"))
+		}
+	}
+	c.addID("json-ld", ldString(m["@id"]), src("@id"))
+
+	for _, key := range [...]string{"translationOfWork", "isTranslationOf"} {
+		for _, t := range ldList(m[key]) {
+			if u := d.ldURLOf(t); u != "" {
+				c.translation.add(resolve(u), src(key))
+			}
+		}
+	}
+
+	if free, ok := ldBool(m["isAccessibleForFree"]); ok {
+		if free {
+			c.access.add(Free, src("isAccessibleForFree"))
+		} else {
+			c.access.add(Gated, src("isAccessibleForFree"))
+		}
+	}
+	for _, part := range ldList(m["hasPart"]) {
+		if pm, ok := d.deref(part).(map[string]any); ok {
+			if free, ok := ldBool(pm["isAccessibleForFree"]); ok && !free {
+				c.access.add(Gated, src("hasPart.isAccessibleForFree"))
+				break
+			}
+		}
+	}
+}
+
+// resolveWith resolves ref against base (nil: ref as written).
+func resolveWith(base *url.URL, ref string) string {
+	ref = strings.TrimSpace(ref)
+	if base == nil || ref == "" {
+		return ref
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	return u.String()
+}
