@@ -134,9 +134,9 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
-		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP,
+		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP, clock: o.clock,
 	})
-	bottom := &hopRecorder{next: c.base}
+	bottom := &hopRecorder{next: c.base, clock: o.clock}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: o.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
 	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	ua := p.UserAgent()

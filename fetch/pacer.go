@@ -15,6 +15,13 @@ import (
 	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
+// Clock is the time source of the chain's layers: a caller may pass its own
+// (any type with these two methods, safe for concurrent use). nil means real
+// time. Every instant the chain records — a request's start, a handshake, a
+// response's first byte, the read instant of a proof — comes from the one
+// clock a [Client] is given, so that they agree with each other.
+type Clock = clock.Clock
+
 // Pacer is the layer that paces requests per host (D2, S2, V7, P1): the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
@@ -37,7 +44,7 @@ type Pacer struct {
 	IntervalMax time.Duration     // > Interval: random band [Interval, IntervalMax]
 	InFlight    int               // 0: DefaultInFlight
 	PerSite     bool              // key by registrable domain instead of host
-	Clock       clock.Clock       // nil: real time
+	Clock       Clock             // nil: real time
 	// Schedule, when set, is consulted after the local grant: every start is
 	// claimed in it and its real start reported to it, so Pacers of several
 	// processes sharing it keep the interval between them (P1). nil: pacing

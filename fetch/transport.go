@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/netguard"
 	"github.com/politefetch/politefetch/provenance"
 )
@@ -36,6 +37,7 @@ type baseConfig struct {
 	inFlight  int
 	firstByte time.Duration
 	allowHTTP bool
+	clock     Clock // nil: real time
 }
 
 // newBase returns the base transport of the chain: no proxy, no compression of
@@ -47,10 +49,11 @@ func newBase(c baseConfig) *http.Transport {
 	if c.resolver != nil {
 		res = &netguard.DNSCache{Resolver: c.resolver, TTL: c.dnsTTL}
 	}
+	clk := clock.Or(c.clock)
 	slots := &connSlots{max: max(c.inFlight, 1)}
 	d := &netguard.Dialer{
 		Guard:    &netguard.Guard{Allow: c.allow},
-		Resolver: timedResolver{res},
+		Resolver: timedResolver{r: res, clock: clk},
 		Dial:     c.dial,
 		Timeout:  15 * time.Second,
 	}
@@ -65,12 +68,12 @@ func newBase(c baseConfig) *http.Transport {
 		MaxResponseHeaderBytes: 64 << 10,
 		TLSHandshakeTimeout:    15 * time.Second,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialTLS(ctx, d, slots, c.roots, network, addr)
+			return dialTLS(ctx, clk, d, slots, c.roots, network, addr)
 		},
 	}
 	if c.allowHTTP {
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialPlain(ctx, d, slots, network, addr)
+			return dialPlain(ctx, clk, d, slots, network, addr)
 		}
 	} else {
 		t.DialContext = func(context.Context, string, string) (net.Conn, error) {
@@ -114,29 +117,32 @@ func (c *tracedConn) Write(p []byte) (int, error) {
 type dnsTimeKey struct{}
 
 // timedResolver adds each lookup's duration to the *time.Duration in the context.
-type timedResolver struct{ r netguard.Resolver }
+type timedResolver struct {
+	r     netguard.Resolver
+	clock clock.Clock
+}
 
 func (t timedResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
-	start := time.Now()
+	start := t.clock.Now()
 	a, err := t.r.LookupNetIP(ctx, network, host)
 	if p, ok := ctx.Value(dnsTimeKey{}).(*time.Duration); ok {
-		*p += time.Since(start)
+		*p += t.clock.Now().Sub(start)
 	}
 	return a, err
 }
 
-func dialPlain(ctx context.Context, d *netguard.Dialer, slots *connSlots, network, addr string) (*tracedConn, error) {
+func dialPlain(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *connSlots, network, addr string) (*tracedConn, error) {
 	if err := slots.acquire(ctx, addr); err != nil {
 		return nil, err
 	}
 	var dns time.Duration
-	start := time.Now()
+	start := clk.Now()
 	raw, err := d.DialContext(context.WithValue(ctx, dnsTimeKey{}, &dns), network, addr)
 	if err != nil {
 		slots.release(addr)
 		return nil, err
 	}
-	tc := &tracedConn{Conn: raw, dns: dns, tcp: time.Since(start) - dns, slots: slots, addr: addr}
+	tc := &tracedConn{Conn: raw, dns: dns, tcp: clk.Now().Sub(start) - dns, slots: slots, addr: addr}
 	if ap, err := netip.ParseAddrPort(raw.RemoteAddr().String()); err == nil {
 		tc.ip = ap.Addr().Unmap()
 	}
@@ -216,8 +222,8 @@ func (s *connSlots) release(addr string) {
 	}
 }
 
-func dialTLS(ctx context.Context, d *netguard.Dialer, slots *connSlots, roots *x509.CertPool, network, addr string) (net.Conn, error) {
-	tc, err := dialPlain(ctx, d, slots, network, addr)
+func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *connSlots, roots *x509.CertPool, network, addr string) (net.Conn, error) {
+	tc, err := dialPlain(ctx, clk, d, slots, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -235,14 +241,15 @@ func dialTLS(ctx context.Context, d *netguard.Dialer, slots *connSlots, roots *x
 	conn := tls.Client(tc.Conn, cfg)
 	hctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	start := time.Now()
+	start := clk.Now()
 	if err := conn.HandshakeContext(hctx); err != nil {
 		tc.Conn = conn
 		tc.Close()
 		return nil, err
 	}
-	tc.handshake = time.Since(start)
-	tc.handshakeAt = time.Now().UTC()
+	end := clk.Now()
+	tc.handshake = end.Sub(start)
+	tc.handshakeAt = end.UTC()
 	tc.Conn, tc.tls = conn, conn
 	cs := conn.ConnectionState()
 	tc.state = &cs
@@ -268,11 +275,13 @@ type hopTrace struct {
 // that reached the wire as a provenance.Hop with its timings, fills resp.TLS, and
 // turns a refused address into a *RefusedError with Reason BlockedAddr.
 type hopRecorder struct {
-	next http.RoundTripper
+	next  http.RoundTripper
+	clock Clock // nil: real time
 }
 
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	clk := clock.Or(h.clock)
 	ht := &hopTrace{call: callFrom(ctx)}
 	ht.ct = httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
@@ -285,7 +294,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		},
 		WroteHeaders: func() {
-			now := time.Now()
+			now := clk.Now()
 			ht.mu.Lock()
 			ht.wrote = now
 			conn := ht.conn
@@ -296,7 +305,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		},
 		GotFirstResponseByte: func() {
-			now := time.Now()
+			now := clk.Now()
 			ht.mu.Lock()
 			ht.first = now
 			ht.mu.Unlock()
