@@ -86,7 +86,10 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	i := int32(len(d.nodes))
 	d.nodes = append(d.nodes, stats{n: n})
 	d.index[n] = i
-	kind := classify(n)
+	kind := kindPlain
+	if depth > 0 {
+		kind = classify(n)
+	}
 	var text, link, paras, commas, inline int32
 	block := false
 	d.path = append(d.path, i)
@@ -270,7 +273,12 @@ func classify(n *html.Node) elementKind {
 	if cls == "" && id == "" {
 		return kindPlain
 	}
-	return nameKind(strings.ToLower(cls + " " + id))
+	for _, c := range strings.Fields(cls) {
+		if hiddenClasses[c] {
+			return kindDrop
+		}
+	}
+	return nameKind(cls, id)
 }
 
 func hiddenStyle(s string) bool {
@@ -279,41 +287,113 @@ func hiddenStyle(s string) bool {
 	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
 }
 
-// Name fragments of class and id attributes. A strong one marks boilerplate
-// whatever else the name says; a weak one, unless a content word is there too.
-var (
-	strongNames = []string{"comment", "share", "sharing", "social", "related", "newsletter", "subscri", "signup",
-		"sign-up", "promo", "outbrain", "taboola", "recommend", "breadcrumb", "cookie", "consent", "gdpr", "popup",
-		"modal", "sponsor", "advert", "paywall", "most-popular", "mostpopular", "trending", "read-more", "readmore",
-		"more-stories", "disqus", "author-bio", "byline", "skip-link", "sr-only", "visually-hidden", "screen-reader",
-		"print-only", "nocontent", "toolbar", "pagination", "pager", "tags", "tag-list", "rating", "caption-credit"}
-	weakNames = []string{"sidebar", "footer", "menu", "banner", "masthead", "navbar", "nav-", "-nav", "widget",
-		"header", "meta", "hidden", "combx", "community", "extra", "supplemental", "skyscraper", "ad-", "-ad", "ads"}
-	goodNames = []string{"article", "content", "body", "main", "entry", "post", "story", "text", "blog", "prose"}
+// What the words of a class or id say about an element: hard boilerplate
+// (comments) is left out whatever it holds; a widget word marks boilerplate
+// unless the element plainly holds an article; a layout word, unless a
+// content word is there too.
+const (
+	wordHard uint8 = 1 + iota
+	wordWidget
+	wordLayout
+	wordContent
 )
 
-func nameKind(name string) elementKind {
-	for _, s := range strongNames {
-		if strings.Contains(name, s) {
-			return kindWeak
+var nameWords = map[string]uint8{
+	"comment": wordHard, "comments": wordHard, "commentlist": wordHard, "disqus": wordHard, "replies": wordHard,
+	"respond": wordHard,
+
+	"ad": wordWidget, "ads": wordWidget, "advert": wordWidget, "advertisement": wordWidget, "adsbygoogle": wordWidget,
+	"share": wordWidget, "sharing": wordWidget, "sharebar": wordWidget, "social": wordWidget, "related": wordWidget,
+	"newsletter": wordWidget, "subscribe": wordWidget, "subscription": wordWidget, "signup": wordWidget,
+	"promo": wordWidget, "promotion": wordWidget, "outbrain": wordWidget, "taboola": wordWidget,
+	"recommended": wordWidget, "recommendations": wordWidget, "sponsor": wordWidget, "sponsored": wordWidget,
+	"popular": wordWidget, "trending": wordWidget, "breadcrumb": wordWidget, "breadcrumbs": wordWidget,
+	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordWidget,
+	"modal": wordWidget, "paywall": wordWidget, "byline": wordWidget, "pagination": wordWidget, "pager": wordWidget,
+	"skyscraper": wordWidget, "rss": wordWidget,
+
+	"sidebar": wordLayout, "footer": wordLayout, "header": wordLayout, "masthead": wordLayout, "menu": wordLayout,
+	"nav": wordLayout, "navbar": wordLayout, "navigation": wordLayout, "banner": wordLayout, "widget": wordLayout,
+	"toolbar": wordLayout, "tags": wordLayout, "combx": wordLayout, "community": wordLayout, "extra": wordLayout,
+	"supplemental": wordLayout, "meta": wordLayout,
+
+	"article": wordContent, "body": wordContent, "content": wordContent, "main": wordContent, "entry": wordContent,
+	"story": wordContent, "text": wordContent, "prose": wordContent,
+}
+
+// hiddenClasses are whole class names that hide an element from readers.
+var hiddenClasses = map[string]bool{
+	"hidden": true, "hide": true, "sr-only": true, "screen-reader-text": true, "visually-hidden": true,
+	"visuallyhidden": true, "d-none": true, "element-invisible": true, "offscreen": true,
+}
+
+// nameKind classifies an element by the words of its class and id.
+func nameKind(cls, id string) elementKind {
+	var hard, widget, layout, content bool
+	each := func(v string) {
+		forWords(v, func(w string) {
+			switch nameWords[w] {
+			case wordHard:
+				hard = true
+			case wordWidget:
+				widget = true
+			case wordLayout:
+				layout = true
+			case wordContent:
+				content = true
+			}
+		})
+	}
+	each(cls)
+	each(id)
+	switch {
+	case hard:
+		return kindDrop
+	case widget:
+		return kindWeak
+	case layout && !content:
+		return kindWeak
+	}
+	return kindPlain
+}
+
+// forWords calls f with each word of a class or id value, lower-cased: words
+// are split at anything not a letter or digit and where lower case turns
+// upper (commentsContainer: comments, container).
+func forWords(v string, f func(string)) {
+	var buf [32]byte
+	n := 0
+	emit := func() {
+		if n > 0 && n <= len(buf) {
+			f(string(buf[:n]))
+		}
+		n = 0
+	}
+	prevLower := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			if n < len(buf) {
+				buf[n] = c
+			}
+			n++
+			prevLower = true
+		case 'A' <= c && c <= 'Z':
+			if prevLower {
+				emit()
+			}
+			if n < len(buf) {
+				buf[n] = c + 'a' - 'A'
+			}
+			n++
+			prevLower = false
+		default:
+			emit()
+			prevLower = false
 		}
 	}
-	weak := false
-	for _, s := range weakNames {
-		if strings.Contains(name, s) {
-			weak = true
-			break
-		}
-	}
-	if !weak {
-		return kindPlain
-	}
-	for _, s := range goodNames {
-		if strings.Contains(name, s) {
-			return kindPlain
-		}
-	}
-	return kindWeak
+	emit()
 }
 
 // classWeight is a hint from an element's class and id.
@@ -322,12 +402,12 @@ func classWeight(n *html.Node) float64 {
 	for _, at := range n.Attr {
 		switch at.Key {
 		case "class", "id":
-			v := strings.ToLower(at.Val)
-			for _, s := range goodNames {
-				if strings.Contains(v, s) {
-					w += 10
-					break
-				}
+			content := false
+			forWords(at.Val, func(word string) {
+				content = content || nameWords[word] == wordContent
+			})
+			if content {
+				w += 10
 			}
 		case "itemprop":
 			if at.Val == "articleBody" {
