@@ -224,7 +224,7 @@ func BenchmarkSchedule(b *testing.B) {
 				urls = append(urls, s.URL(s.Articles()[p].Path))
 			}
 		}
-		pol := Vault()
+		pol := withIdentity(Vault())
 		pol.Interval = time.Second
 		c := newClient(b, web, pol)
 		work := make(chan string)

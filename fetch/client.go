@@ -115,8 +115,10 @@ func WithSchedule(s Schedule) Option { return func(o *options) { o.schedule = s 
 // WithLedgerEvents sets a callback for every ledger event (metrics).
 func WithLedgerEvents(f func(backoff.Event)) Option { return func(o *options) { o.onEvent = f } }
 
-// New builds a Client from p (copied) and opts. It fails only for a policy without
-// an identity (ErrNoIdentity) or with an invalid credential header.
+// New builds a Client from p (copied) and opts. It fails only for a policy that
+// does not name its crawler (an *[IdentityError], matching ErrNoIdentity: a
+// preset has no identity until you give it one) or with an invalid credential
+// header (ErrInvalidCredential).
 func New(p Policy, opts ...Option) (*Client, error) {
 	if err := p.validate(); err != nil {
 		return nil, err

@@ -4,7 +4,9 @@
 //
 // A Go service replaces its http.Client with a [Client] built from a [Policy]:
 //
-//	pol := fetch.Digest()                          // or StrictNews(), Vault(), or your own
+//	pol := fetch.Digest() // or StrictNews(), Vault(), or your own: a policy, not an identity
+//	pol.Name, pol.Version = "ExampleBot", "1.0" // your crawler, as publishers will see it
+//	pol.InfoURL, pol.Contact = "https://example.org/bot", "bot@example.org"
 //	c, err := fetch.New(pol)
 //	if err != nil { ... }
 //	defer c.Close()

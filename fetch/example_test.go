@@ -24,7 +24,9 @@ func Example() {
 	site.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private/\n"})
 	article := site.AddArticle(politetest.Article{})
 
-	pol := fetch.Vault()
+	pol := fetch.Vault() // a policy; the identity is yours to give
+	pol.Name, pol.Version = "ExampleConnector", "1.0"
+	pol.InfoURL, pol.Contact = "https://connector.example/about", "crawler@connector.example"
 	pol.Interval = 10 * time.Millisecond // the document says 1 s; shortened for the example
 	c, err := fetch.New(pol,
 		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),

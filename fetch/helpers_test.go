@@ -26,13 +26,24 @@ func TestMain(m *testing.M) {
 // loopback is the address allow-list of tests: politetest lives on 127.0.0.1.
 var loopback = netip.MustParsePrefix("127.0.0.0/8")
 
-// testPolicy returns preset with a short interval and an info page, for tests that
-// would otherwise wait a second per request.
+// The identity tests name their crawler with: a preset has none.
+const (
+	testName    = "PoliteTestBot"
+	testVersion = "1"
+	testInfoURL = "https://crawler.example/about"
+	testContact = "bot@crawler.example"
+)
+
+// withIdentity returns p with the test crawler's identity.
+func withIdentity(p Policy) Policy {
+	p.Name, p.Version, p.InfoURL, p.Contact = testName, testVersion, testInfoURL, testContact
+	return p
+}
+
+// testPolicy returns preset with the test identity and a short interval, for
+// tests that would otherwise wait a second per request.
 func testPolicy(preset Policy, interval time.Duration) Policy {
-	p := preset
-	if p.InfoURL == "" {
-		p.InfoURL = "https://crawler.example/about"
-	}
+	p := withIdentity(preset)
 	p.Interval, p.IntervalMax = interval, 0
 	if preset.IntervalMax > preset.Interval {
 		p.IntervalMax = interval * 2

@@ -11,7 +11,6 @@ import (
 
 // Defaults for the zero fields of a [Policy].
 const (
-	DefaultVersion      = "1"
 	DefaultInterval     = time.Second
 	DefaultInFlight     = 1
 	DefaultMaxRedirects = 5
@@ -28,22 +27,29 @@ const (
 )
 
 // Policy is everything that decides how a [Client] behaves towards publishers. It is
-// plain data: copy a preset ([StrictNews], [Digest], [Vault]), change fields, and hand
-// it to [New], which copies it; changing a Policy after New has no effect.
+// plain data: copy a preset ([StrictNews], [Digest], [Vault]), name your crawler in
+// it, change fields, and hand it to [New], which copies it; changing a Policy after
+// New has no effect.
 //
-// Each zero field has the meaning written beside it. The zero Policy is not usable on
-// its own: New requires Name and InfoURL, because an anonymous crawler is not polite.
+// Each zero field has the meaning written beside it, except the identity: a preset
+// is a policy, never an identity, so neither the zero Policy nor a preset is usable
+// until Name, Version and InfoURL (and Contact, when RequireContact is set) say who
+// is crawling. New refuses a Policy without them with an *[IdentityError].
 type Policy struct {
-	// Name is the product token, the first word of the User-Agent and the name
-	// robots.txt groups address (S1), for example "ARCEL-DailyDose-Bot". Required.
+	// Name is the product token of your crawler, the first word of the
+	// User-Agent and the name robots.txt groups address (S1), for example
+	// "ExampleNewsBot". Required; no space, "/", "(" or ")".
 	Name string
-	// Version follows the product token. Empty: DefaultVersion.
+	// Version follows the product token, for example "1.0". Required.
 	Version string
-	// InfoURL is the page that explains the crawler to publishers. Required.
+	// InfoURL is the page that explains your crawler to publishers. Required.
 	InfoURL string
 	// Contact (an e-mail address, or a URL) is appended after the info page when
 	// set: "Name/1 (+https://info; bot@example.org)" (S1, D3).
 	Contact string
+	// RequireContact makes Contact required: the digest engine and the vault
+	// connector give publishers a contact address in every User-Agent (D3).
+	RequireContact bool
 
 	// Interval is the least start-to-start interval between two requests to one
 	// host (or site, see PerSite). Zero: DefaultInterval. A robots.txt Crawl-delay
@@ -147,36 +153,85 @@ func (c Credential) String() string {
 // UserAgent returns the User-Agent the policy sends: "Name/Version (+InfoURL)", or
 // "Name/Version (+InfoURL; Contact)" once a contact is configured (S1, D3).
 func (p *Policy) UserAgent() string {
-	v := p.Version
-	if v == "" {
-		v = DefaultVersion
-	}
-	ua := p.Name + "/" + v + " (+" + p.InfoURL
+	ua := p.Name + "/" + p.Version + " (+" + p.InfoURL
 	if p.Contact != "" {
 		ua += "; " + p.Contact
 	}
 	return ua + ")"
 }
 
-// ErrNoIdentity is returned by [New] for a Policy without a Name or an InfoURL.
-var ErrNoIdentity = errors.New("fetch: policy needs a product name and an info page")
+// ErrNoIdentity is matched (errors.Is) by the *[IdentityError] [New] returns for
+// a Policy that does not say who is crawling.
+var ErrNoIdentity = errors.New("fetch: the policy does not name its crawler")
+
+// IdentityError is a Policy whose identity is missing or cannot be sent in a
+// User-Agent; it matches [ErrNoIdentity].
+type IdentityError struct {
+	Missing []string // the fields to set: "Name", "Version", "InfoURL", "Contact"
+	Invalid []string // the fields holding characters a User-Agent cannot carry
+}
+
+// Error names the fields to set or fix.
+func (e *IdentityError) Error() string {
+	s := "fetch: the policy does not name its crawler"
+	if len(e.Missing) > 0 {
+		s += ": set " + wordList(e.Missing) + " (a preset is a policy, not an identity)"
+	}
+	if len(e.Invalid) > 0 {
+		if len(e.Missing) > 0 {
+			s += ";"
+		} else {
+			s += ":"
+		}
+		s += " " + wordList(e.Invalid) + " cannot go in a User-Agent"
+	}
+	return s
+}
+
+// Unwrap returns ErrNoIdentity.
+func (e *IdentityError) Unwrap() error { return ErrNoIdentity }
+
+// wordList joins words as "a", "a and b" or "a, b and c".
+func wordList(w []string) string {
+	if len(w) <= 1 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+// ErrInvalidCredential is returned by [New] for a credential header or value
+// that cannot be sent (a line break in it).
+var ErrInvalidCredential = errors.New("fetch: invalid credential header")
 
 func (p *Policy) validate() error {
-	if p.Name == "" || p.InfoURL == "" || strings.ContainsAny(p.Name, " /()\r\n") ||
-		strings.ContainsAny(p.InfoURL+p.Contact+p.Version, "\r\n()") {
-		return ErrNoIdentity
+	var e IdentityError
+	for _, f := range []struct {
+		name, value, bad string
+		required         bool
+	}{
+		{"Name", p.Name, " /()\r\n\t", true},
+		{"Version", p.Version, " /()\r\n\t", true},
+		{"InfoURL", p.InfoURL, " ()\r\n\t", true},
+		{"Contact", p.Contact, "()\r\n", p.RequireContact},
+	} {
+		switch {
+		case f.value == "" && f.required:
+			e.Missing = append(e.Missing, f.name)
+		case strings.ContainsAny(f.value, f.bad):
+			e.Invalid = append(e.Invalid, f.name)
+		}
+	}
+	if e.Missing != nil || e.Invalid != nil {
+		return &e
 	}
 	if p.Credential.Header != "" && strings.ContainsAny(p.Credential.Header+p.Credential.Value, "\r\n") {
-		return errors.New("fetch: invalid credential header")
+		return ErrInvalidCredential
 	}
 	return nil
 }
 
 // withDefaults returns a copy of p with every zero field replaced by its default.
 func (p Policy) withDefaults() Policy {
-	if p.Version == "" {
-		p.Version = DefaultVersion
-	}
 	if p.Interval <= 0 {
 		p.Interval = DefaultInterval
 	}
@@ -218,18 +273,16 @@ func (p Policy) withDefaults() Policy {
 	return p
 }
 
-// StrictNews returns the strict news crawler's policy (spec 000): identity
-// "ARCEL-DailyDose-Bot/<version> (+<info page>)", plus "; <contact>" once set (S1) —
-// the document names no address, so set InfoURL to your crawler page; at most one
-// request per second per site (S2); robots.txt per RFC 9309 with 401, 403, 429 and
-// an unreachable file disallowing the whole site, cached for one hour (S3);
-// refusals 401, 403, 429 and challenge pages backing off 5 min doubling to 6 h,
-// suspended after 5 in a row and re-checked daily (S4); images with at most three
-// redirects (S7); https only. Each call returns a fresh value.
+// StrictNews returns the strict news crawler's policy (spec 000), with no
+// identity: set Name, Version and InfoURL (and Contact, which S1 adds to the
+// User-Agent once set) before [New] accepts it. At most one request per second
+// per site (S2); robots.txt per RFC 9309 with 401, 403, 429 and an unreachable
+// file disallowing the whole site, cached for one hour (S3); refusals 401, 403,
+// 429 and challenge pages backing off 5 min doubling to 6 h, suspended after 5 in
+// a row and re-checked daily (S4); images with at most three redirects (S7);
+// https only. Each call returns a fresh value.
 func StrictNews() Policy {
 	return Policy{
-		Name:              "ARCEL-DailyDose-Bot",
-		Version:           "1",
 		Interval:          time.Second,
 		InFlight:          1,
 		PerSite:           true,
@@ -241,49 +294,44 @@ func StrictNews() Policy {
 	}
 }
 
-// Digest returns the digest engine's policy (spec 001): identity
-// "NewsElsBot/1.0 (+https://news.elsastry.com/bot; bot@news.elsastry.com)" (D3);
-// one request every 2 to 5 s per host, one connection per host (D2); robots.txt per
-// RFC 9309, cached 24 h (D1); 429 and 503 cooling the host down 30–60 min with
-// jitter, never retrying a 429 within 15 min (D5); conditional GET (D4). Each call
-// returns a fresh value.
+// Digest returns the digest engine's policy (spec 001), with no identity: set
+// Name, Version, InfoURL and Contact (an e-mail address, D3) before [New]
+// accepts it. One request every 2 to 5 s per host, one connection per host (D2);
+// robots.txt per RFC 9309, cached 24 h (D1); 429 and 503 cooling the host down
+// 30–60 min with jitter, never retrying a 429 within 15 min (D5); conditional
+// GET (D4). Each call returns a fresh value.
 func Digest() Policy {
 	return Policy{
-		Name:         "NewsElsBot",
-		Version:      "1.0",
-		InfoURL:      "https://news.elsastry.com/bot",
-		Contact:      "bot@news.elsastry.com",
-		Interval:     2 * time.Second,
-		IntervalMax:  5 * time.Second,
-		InFlight:     1,
-		Robots:       RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: DefaultRobotsRetry},
-		Backoff:      backoff.Digest(),
-		MaxRedirects: DefaultMaxRedirects,
-		Accept:       DefaultAccept,
+		RequireContact: true,
+		Interval:       2 * time.Second,
+		IntervalMax:    5 * time.Second,
+		InFlight:       1,
+		Robots:         RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: DefaultRobotsRetry},
+		Backoff:        backoff.Digest(),
+		MaxRedirects:   DefaultMaxRedirects,
+		Accept:         DefaultAccept,
 	}
 }
 
-// Vault returns the vault connector's policy (spec 003): identity
-// "EigerVaultTrialConnector/1 (+https://eigervault.ch; contact@eigervault.ch)";
-// exactly four headers and no conditional GET (V9); at most one request per second
-// per host, or the Crawl-delay (V7); robots.txt 4xx treated as absent, 5xx or
-// unreachable disallowing everything and retried after 15 min, cached 24 h (V11);
-// every non-200 recorded without a back-off of the ledger's own, though a refusal's
-// Retry-After is honoured exactly (V12, never rude); https only,
-// admitted hosts and declared parameters per source, a redirect limit (V10). Each
-// call returns a fresh value.
+// Vault returns the vault connector's policy (spec 003), with no identity: set
+// Name, Version, InfoURL and Contact (the connector gives a contact address in
+// every request) before [New] accepts it. Exactly four headers and no
+// conditional GET (V9); at most one request per second per host, or the
+// Crawl-delay (V7); robots.txt 4xx treated as absent, 5xx or unreachable
+// disallowing everything and retried after 15 min, cached 24 h (V11); every
+// non-200 recorded without a back-off of the ledger's own, though a refusal's
+// Retry-After is honoured exactly (V12, never rude); https only, admitted hosts
+// and declared parameters per source, a redirect limit (V10). Each call returns
+// a fresh value.
 func Vault() Policy {
 	return Policy{
-		Name:          "EigerVaultTrialConnector",
-		Version:       "1",
-		InfoURL:       "https://eigervault.ch",
-		Contact:       "contact@eigervault.ch",
-		Interval:      time.Second,
-		InFlight:      1,
-		Robots:        RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: 15 * time.Minute},
-		Backoff:       backoff.Vault(),
-		MaxRedirects:  DefaultMaxRedirects,
-		Accept:        DefaultAccept,
-		NoConditional: true,
+		RequireContact: true,
+		Interval:       time.Second,
+		InFlight:       1,
+		Robots:         RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: 15 * time.Minute},
+		Backoff:        backoff.Vault(),
+		MaxRedirects:   DefaultMaxRedirects,
+		Accept:         DefaultAccept,
+		NoConditional:  true,
 	}
 }

@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,14 +11,19 @@ import (
 	"github.com/politefetch/politefetch/robots"
 )
 
-// TestPolicy_S1_D3_UserAgents: each preset's identity reproduces its document.
+// TestPolicy_S1_D3_UserAgents: the User-Agent of each document, from the
+// identity each document gives as its own example (theirs, not ours: a preset
+// carries none).
 func TestPolicy_S1_D3_UserAgents(t *testing.T) {
 	t.Parallel()
 	strict := StrictNews()
-	strict.InfoURL = "https://arcel.example/crawler"
+	strict.Name, strict.Version, strict.InfoURL = "ARCEL-DailyDose-Bot", "1", "https://arcel.example/crawler"
 	withContact := strict
 	withContact.Contact = "crawler@arcel.example"
-	digest, vault := Digest(), Vault()
+	digest := Digest() // the digest document's own example identity
+	digest.Name, digest.Version, digest.InfoURL, digest.Contact = "NewsElsBot", "1.0", "https://news.elsastry.com/bot", "bot@news.elsastry.com"
+	vault := Vault() // the vault document's own example identity
+	vault.Name, vault.Version, vault.InfoURL, vault.Contact = "EigerVaultTrialConnector", "1", "https://eigervault.ch", "contact@eigervault.ch"
 	for _, tc := range []struct {
 		name string
 		p    *Policy
@@ -31,9 +37,51 @@ func TestPolicy_S1_D3_UserAgents(t *testing.T) {
 		if got := tc.p.UserAgent(); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+		if _, err := New(*tc.p); err != nil {
+			t.Errorf("%s: New: %v", tc.name, err)
+		}
 	}
-	if _, err := New(StrictNews()); !errors.Is(err, ErrNoIdentity) {
-		t.Errorf("strict preset without an info page: err = %v, want ErrNoIdentity", err)
+}
+
+// TestPolicy_S1_D3_PresetsCarryNoIdentity: no preset crawls under anybody's
+// name: New refuses each one until the user names the crawler, and says which
+// fields are missing (the contact where the document asks for one, D3).
+func TestPolicy_S1_D3_PresetsCarryNoIdentity(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		preset  func() Policy
+		missing []string
+	}{
+		{"strict", StrictNews, []string{"Name", "Version", "InfoURL"}},
+		{"digest", Digest, []string{"Name", "Version", "InfoURL", "Contact"}},
+		{"vault", Vault, []string{"Name", "Version", "InfoURL", "Contact"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := tc.preset()
+			if p.Name != "" || p.Version != "" || p.InfoURL != "" || p.Contact != "" {
+				t.Fatalf("preset carries an identity: %q", p.UserAgent())
+			}
+			_, err := New(p)
+			var ie *IdentityError
+			if !errors.As(err, &ie) || !errors.Is(err, ErrNoIdentity) || !slices.Equal(ie.Missing, tc.missing) {
+				t.Fatalf("New(%s()) = %v, want an *IdentityError missing %v", tc.name, err, tc.missing)
+			}
+			for _, f := range tc.missing {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("error %q does not name %s", err, f)
+				}
+			}
+			if _, err := New(withIdentity(p)); err != nil {
+				t.Fatalf("New with an identity: %v", err)
+			}
+			bad := withIdentity(p)
+			bad.Name = "Two Words"
+			if _, err := New(bad); !errors.As(err, &ie) || !slices.Equal(ie.Invalid, []string{"Name"}) {
+				t.Fatalf("a name with a space: err = %v", err)
+			}
+		})
 	}
 }
 

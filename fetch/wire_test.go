@@ -171,7 +171,7 @@ func TestWire_V9_ExactlyFourHeaders(t *testing.T) {
 		}
 		return rawOK("article")
 	})
-	p := Vault()
+	p := withIdentity(Vault())
 	p.Interval = 5 * time.Millisecond
 	p.Admitted = []string{"cms.example", "cdn.example"}
 	p.Credential = Credential{Header: "X-Api-Key", Value: "s3cret", Hosts: []string{"cms.example"}}
@@ -190,7 +190,7 @@ func TestWire_V9_ExactlyFourHeaders(t *testing.T) {
 			t.Fatalf("%s: not complete: %v", u, res.Depositable())
 		}
 	}
-	ua := "User-Agent: EigerVaultTrialConnector/1 (+https://eigervault.ch; contact@eigervault.ch)"
+	ua := "User-Agent: " + p.UserAgent()
 	accept := "Accept: " + DefaultAccept
 	withCred := []string{ua, accept, "Accept-Encoding: identity", "X-Api-Key: s3cret"}
 	robotsHdr := []string{ua, "Accept: text/plain, */*;q=0.5", "Accept-Encoding: identity"}

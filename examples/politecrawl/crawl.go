@@ -70,6 +70,13 @@ const DefaultCrawlWorkers = 10
 // DemoInfoURL is the information page the demo crawler names.
 const DemoInfoURL = "https://politefetch.example/demo-crawler"
 
+// The demo crawler's product token and version: a preset is a policy, not an
+// identity, so the demo names its own crawler.
+const (
+	DemoName    = "PolitefetchDemoBot"
+	DemoVersion = "1"
+)
+
 // CrawlSummary is what one crawl did, with the auditor's verdict.
 type CrawlSummary struct {
 	Sites, RudeSites int
@@ -127,7 +134,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		cfg.InfoURL = DemoInfoURL
 	}
 	pol := fetch.StrictNews()
-	pol.InfoURL = cfg.InfoURL
+	pol.Name, pol.Version, pol.InfoURL = DemoName, DemoVersion, cfg.InfoURL
 	pol.Interval, pol.IntervalMax = cfg.Interval, 0
 	client, err := fetch.New(pol,
 		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
