@@ -58,6 +58,7 @@ type stats struct {
 	score  float64 // prose credited to this element as a container
 	block  bool    // holds block-level elements
 	skip   bool    // boilerplate: left out of the body
+	note   bool    // a caption or credit: rendered as a Caption, not measured as prose
 	weight float64 // class and id hint
 }
 
@@ -107,7 +108,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 			case html.ElementNode:
 				ci := d.measure(c, depth+1)
 				cs := &d.nodes[ci]
-				if cs.skip {
+				if cs.skip || cs.note {
 					continue
 				}
 				text += cs.text
@@ -132,6 +133,9 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	switch kind {
 	case kindDrop:
 		s.skip = true
+		return i
+	case kindNote:
+		s.note = true
 		return i
 	case kindWeak:
 		// Boilerplate by its name, unless it plainly holds an article.
@@ -231,6 +235,7 @@ const (
 	kindPlain elementKind = iota
 	kindDrop              // never content: scripts, media, controls, hidden
 	kindWeak              // boilerplate by name or tag, unless it plainly holds an article
+	kindNote              // a caption or credit
 )
 
 func classify(n *html.Node) elementKind {
@@ -242,6 +247,8 @@ func classify(n *html.Node) elementKind {
 		return kindDrop
 	case atom.Nav, atom.Aside, atom.Footer, atom.Form, atom.Header, atom.Menu:
 		return kindWeak
+	case atom.Figcaption, atom.Figure:
+		return kindNote
 	}
 	if n.Type != html.ElementNode {
 		return kindDrop
@@ -296,6 +303,7 @@ const (
 	wordWidget
 	wordLayout
 	wordContent
+	wordNote
 )
 
 var nameWords = map[string]uint8{
@@ -319,6 +327,8 @@ var nameWords = map[string]uint8{
 
 	"article": wordContent, "body": wordContent, "content": wordContent, "main": wordContent, "entry": wordContent,
 	"story": wordContent, "text": wordContent, "prose": wordContent,
+
+	"caption": wordNote, "credit": wordNote, "credits": wordNote, "figcaption": wordNote,
 }
 
 // hiddenClasses are whole class names that hide an element from readers.
@@ -329,7 +339,7 @@ var hiddenClasses = map[string]bool{
 
 // nameKind classifies an element by the words of its class and id.
 func nameKind(cls, id string) elementKind {
-	var hard, widget, layout, content bool
+	var hard, widget, layout, content, note bool
 	each := func(v string) {
 		forWords(v, func(w string) {
 			switch nameWords[w] {
@@ -341,6 +351,8 @@ func nameKind(cls, id string) elementKind {
 				layout = true
 			case wordContent:
 				content = true
+			case wordNote:
+				note = true
 			}
 		})
 	}
@@ -353,6 +365,8 @@ func nameKind(cls, id string) elementKind {
 		return kindWeak
 	case layout && !content:
 		return kindWeak
+	case note:
+		return kindNote
 	}
 	return kindPlain
 }

@@ -13,6 +13,13 @@ type renderer struct {
 	blocks []Block
 	inline strings.Builder // running text not yet closed by a block boundary
 	space  bool            // white space is pending in inline
+	inLink int             // depth of <a> elements around the text
+	words  int             // bytes of words in inline
+	linked int             // of which inside links
+	// keepLinks keeps running text however much of it is links (for the
+	// inside of a heading, list item, quote or cell); otherwise a paragraph
+	// that is mostly links is navigation and left out.
+	keepLinks bool
 }
 
 // skipped reports whether n is left out of the body.
@@ -30,7 +37,17 @@ func (r *renderer) render(n *html.Node, depth int) {
 	if n.Type != html.ElementNode || r.skipped(n) || depth > maxDepth {
 		return
 	}
+	if s := r.d.get(n); s.note {
+		r.flush()
+		r.caption(n, depth)
+		return
+	}
 	switch n.DataAtom {
+	case atom.A:
+		r.inLink++
+		r.children(n, depth)
+		r.inLink--
+		return
 	case atom.P:
 		r.flush()
 		r.children(n, depth)
@@ -66,12 +83,6 @@ func (r *renderer) render(n *html.Node, depth int) {
 			r.table(n, depth)
 			return
 		}
-	case atom.Figcaption:
-		r.flush()
-		if t := r.textOf(n, depth); t != "" {
-			r.blocks = append(r.blocks, Block{Kind: Caption, Text: t})
-		}
-		return
 	case atom.Br:
 		r.newline()
 		return
@@ -118,6 +129,10 @@ func (r *renderer) text(s string) {
 		}
 		r.space = false
 		r.inline.WriteString(s[:i])
+		r.words += i
+		if r.inLink > 0 {
+			r.linked += i
+		}
 		s = s[i:]
 	}
 }
@@ -134,6 +149,11 @@ func (r *renderer) flush() {
 	t := strings.TrimSpace(r.inline.String())
 	r.inline.Reset()
 	r.space = false
+	mostlyLinks := r.linked*2 > r.words
+	r.words, r.linked = 0, 0
+	if mostlyLinks && !r.keepLinks {
+		return
+	}
 	if t != "" {
 		r.blocks = append(r.blocks, Block{Kind: Paragraph, Text: t})
 	}
@@ -141,7 +161,7 @@ func (r *renderer) flush() {
 
 // textOf renders n's text alone, as one line per inner block.
 func (r *renderer) textOf(n *html.Node, depth int) string {
-	sub := renderer{d: r.d}
+	sub := renderer{d: r.d, keepLinks: true}
 	sub.children(n, depth)
 	sub.flush()
 	parts := make([]string, 0, len(sub.blocks))
@@ -213,6 +233,25 @@ func (r *renderer) raw(b *strings.Builder, n *html.Node, depth int) {
 				r.raw(b, c, depth+1)
 			}
 		}
+	}
+}
+
+// caption renders a figure or a caption-like element: a figure's figcaption,
+// or the element's own text, as Caption blocks; a figure's other content
+// (images, players, credits) is left out.
+func (r *renderer) caption(n *html.Node, depth int) {
+	if n.DataAtom == atom.Figure {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && depth < maxDepth && c.DataAtom == atom.Figcaption {
+				if s := r.d.get(c); s != nil && !s.skip {
+					r.caption(c, depth+1)
+				}
+			}
+		}
+		return
+	}
+	if t := r.textOf(n, depth); t != "" {
+		r.blocks = append(r.blocks, Block{Kind: Caption, Text: t})
 	}
 }
 

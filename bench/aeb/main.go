@@ -20,7 +20,6 @@ import (
 	"codeberg.org/readeck/go-readability/v2"
 	"github.com/markusmobius/go-trafilatura"
 
-	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/internal/aeb"
 )
 
@@ -43,7 +42,7 @@ func main() {
 		name string
 		f    aeb.Extractor
 	}{
-		{"extract", extractText},
+		{"extract", aeb.Extract},
 		{"readability", readabilityText},
 		{"trafilatura", trafilaturaText},
 	}
@@ -71,14 +70,6 @@ func pageURL(p *aeb.Page) *url.URL {
 		return nil
 	}
 	return u
-}
-
-func extractText(p *aeb.Page) string {
-	a, err := extract.HTML(p.HTML, pageURL(p), nil)
-	if err != nil {
-		return ""
-	}
-	return a.Text()
 }
 
 func readabilityText(p *aeb.Page) string {

@@ -11,10 +11,8 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 
-	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/internal/aeb"
 )
 
@@ -34,7 +32,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	r := aeb.Run("extract", pages, *rounds, Extract)
+	r := aeb.Run("extract", pages, *rounds, aeb.Extract)
 	aeb.Print(os.Stdout, r)
 	if *exact {
 		fmt.Printf("F1 %.12f precision %.12f recall %.12f\n", r.Score.F1, r.Score.Precision, r.Score.Recall)
@@ -48,14 +46,4 @@ func main() {
 			os.Exit(1)
 		}
 	}
-}
-
-// Extract is extract.HTML's body text for one page.
-func Extract(p *aeb.Page) string {
-	u, _ := url.Parse(p.URL)
-	a, err := extract.HTML(p.HTML, u, nil)
-	if err != nil {
-		return ""
-	}
-	return a.Text()
 }
