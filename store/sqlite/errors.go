@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	msqlite "modernc.org/sqlite"
 )
@@ -54,7 +55,7 @@ func (e *Error) Error() string {
 		key = fmt.Sprintf(" %q", e.Key)
 	}
 	if e.Kind != nil {
-		return fmt.Sprintf("sqlite: %s%s: %v: %v", e.Op, key, e.Kind, e.Err)
+		return fmt.Sprintf("sqlite: %s%s: %s: %v", e.Op, key, strings.TrimPrefix(e.Kind.Error(), "sqlite: "), e.Err)
 	}
 	return fmt.Sprintf("sqlite: %s%s: %v", e.Op, key, e.Err)
 }

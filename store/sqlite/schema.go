@@ -96,6 +96,18 @@ func (db *DB) migrate(ctx context.Context) error {
 		return &Error{Op: "open: set WAL", Key: db.path, Err: fmt.Errorf("journal_mode is %q", mode)}
 	}
 	if version == SchemaVersion {
+		// Nothing to migrate: still make sure we may write, so a read-only
+		// file fails here rather than at the first refusal to record.
+		// (A write transaction that deletes nothing: the file is not
+		// changed, but SQLite checks it may be.)
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return wrap("open: check the file is writable", db.path, err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, "DELETE FROM schedule WHERE 0"); err != nil {
+			return wrap("open: check the file is writable", db.path, err)
+		}
 		return nil
 	}
 	tx, err := conn.BeginTx(ctx, nil) // IMMEDIATE: one migrating process at a time
