@@ -37,7 +37,7 @@ type APISpec struct {
 	// List is the path of the array of articles in a page.
 	List string `json:"list"`
 	// ID, Link, Published and Updated are paths within one article: its
-	// CMS identifier (a string or a number, V3), its address, and its
+	// CMS identifier (a string or a number), its address, and its
 	// publication and modification dates. Only Link is required.
 	ID        string `json:"id"`
 	Link      string `json:"link"`
@@ -65,7 +65,7 @@ type APISpec struct {
 	MaxPages int `json:"max_pages,omitempty"`
 }
 
-// WordPress returns the spec of a WordPress site's post list (V2, V4):
+// WordPress returns the spec of a WordPress site's post list:
 // /wp-json/wp/v2/posts, newest first, perPage posts a page (0: 100, the
 // API's maximum), asking only for the fields needed (id, link, date_gmt,
 // modified_gmt), with the post id as identifier. site is an origin such as
@@ -93,8 +93,8 @@ func WordPress(site string, perPage int) APISpec {
 	}
 }
 
-// APIWalker walks a paginated JSON API described by Spec, newest to oldest
-// (V4); a batch is one page. Set Client and Spec; the zero value of every
+// APIWalker walks a paginated JSON API described by Spec, newest to oldest;
+// a batch is one page. Set Client and Spec; the zero value of every
 // other field works. It is safe for concurrent walks; do not change its
 // fields after the first.
 type APIWalker struct {
@@ -104,10 +104,11 @@ type APIWalker struct {
 	Spec APISpec
 	// MaxBytes bounds one page. 0: DefaultMaxPageBytes.
 	MaxBytes int64
-	// Keep names the query parameters the source declares necessary (V10).
+	// Keep names the query parameters the source declares necessary (names
+	// or "prefix*" patterns).
 	Keep []string
 	// Clock gives Stop.Now when it is zero. Nil: real time.
-	Clock clock.Clock
+	Clock Clock
 }
 
 // Walk implements [Walker]. Pages are read in order; the walk ends at the
@@ -204,12 +205,13 @@ func (w *APIWalker) page(ctx context.Context, u string, later bool) ([]Ref, page
 	if max <= 0 {
 		max = DefaultMaxPageBytes
 	}
+	links := newLinkCleaner(w.Keep)
 	resp, err := get(ctx, w.Client, u, http.Header{"Accept": {"application/json"}}, max)
 	if err != nil {
 		return nil, pi, err
 	}
 	if resp.status == http.StatusNotModified {
-		// The client's conditional GET (D4): the page is unchanged since the
+		// The client's conditional GET: the page is unchanged since the
 		// client last read it, so every ref on it was yielded then.
 		pi.end = true
 		return nil, pi, nil
@@ -227,9 +229,9 @@ func (w *APIWalker) page(ctx context.Context, u string, later bool) ([]Ref, page
 		}
 	}
 	if sp.NextLink {
-		pi.next = linkNext(resp.header, resp.url)
+		pi.next = linkNext(resp.header, resp.url, links)
 	}
-	refs, next, err := parsePage(resp.body, resp.url, sp, w.Keep)
+	refs, next, err := parsePage(resp.body, resp.url, sp, links)
 	if err != nil {
 		return nil, pi, &ParseError{URL: u, Format: "json", Err: err}
 	}
@@ -240,7 +242,7 @@ func (w *APIWalker) page(ctx context.Context, u string, later bool) ([]Ref, page
 }
 
 // parsePage decodes one page of the list described by sp.
-func parsePage(body []byte, base *url.URL, sp APISpec, keep []string) (refs []Ref, next string, err error) {
+func parsePage(body []byte, base *url.URL, sp APISpec, links linkCleaner) (refs []Ref, next string, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var doc any
@@ -255,7 +257,7 @@ func parsePage(body []byte, base *url.URL, sp APISpec, keep []string) (refs []Re
 		return nil, "", fmt.Errorf("more than %d items in a page: %w", maxPageItems, ErrTooMany)
 	}
 	for _, el := range list {
-		link := CleanURL(base, scalar(lookup(el, sp.Link)), keep)
+		link := links.link(base, scalar(lookup(el, sp.Link)))
 		if link == "" {
 			continue
 		}
@@ -272,7 +274,7 @@ func parsePage(body []byte, base *url.URL, sp APISpec, keep []string) (refs []Re
 		refs = append(refs, r)
 	}
 	if sp.Next != "" {
-		next = CleanURL(base, scalar(lookup(doc, sp.Next)), keep)
+		next = links.link(base, scalar(lookup(doc, sp.Next)))
 	}
 	return refs, next, nil
 }
@@ -332,8 +334,8 @@ func withParam(raw, name, value string) (string, error) {
 }
 
 // linkNext returns the rel="next" target of the Link headers, resolved
-// against base; "" when none.
-func linkNext(h http.Header, base *url.URL) string {
+// against base and cleaned; "" when none.
+func linkNext(h http.Header, base *url.URL, links linkCleaner) string {
 	for _, v := range h.Values("Link") {
 		for part := range strings.SplitSeq(v, ",") {
 			target, params, ok := strings.Cut(part, ";")
@@ -347,7 +349,7 @@ func linkNext(h http.Header, base *url.URL) string {
 			for p := range strings.SplitSeq(params, ";") {
 				k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
 				if strings.EqualFold(k, "rel") && slices.Contains(strings.Fields(strings.ToLower(strings.Trim(val, `"`))), "next") {
-					return CleanURL(base, target[1:len(target)-1], nil)
+					return links.link(base, target[1:len(target)-1])
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -42,6 +43,7 @@ func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
 	}
 	var links []Link
 	seen := map[string]bool{}
+	cleaner := newLinkCleaner(nil)
 	var walk func(n *html.Node, depth int)
 	walk = func(n *html.Node, depth int) {
 		if depth > 512 {
@@ -61,8 +63,8 @@ func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
 				if i := strings.IndexByte(typ, ';'); i >= 0 {
 					typ = strings.TrimSpace(typ[:i])
 				}
-				if contains(rels, "alternate") && feedTypes[typ] != "" {
-					if u := CleanURL(base, attr(n, "href"), nil); u != "" && !seen[u] {
+				if slices.Contains(rels, "alternate") && feedTypes[typ] != "" {
+					if u := cleaner.link(base, attr(n, "href")); u != "" && !seen[u] {
 						seen[u] = true
 						links = append(links, Link{URL: u, Type: typ, Title: clean(attr(n, "title"))})
 					}

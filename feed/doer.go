@@ -1,8 +1,6 @@
 package feed
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -10,12 +8,29 @@ import (
 	"net/url"
 )
 
-// Doer sends one request. An *http.Client satisfies it, and so does the
-// fetch client's HTTPClient(): use the latter so robots.txt, pacing, the
-// refusal ledger and the identity headers apply to every read.
+// Doer sends one request; package feed reads every feed, sitemap, API page
+// and HTML page through one.
+//
+// Use the fetch client's Doer for the kind being read (feeds as feeds,
+// sitemaps as sitemaps, API lists as API lists): then robots.txt, per-host
+// pacing, the refusal ledger, identity headers, conditional GET with the
+// client's validator store, decoding of every content-coding within bounds,
+// and proofs of fetch all apply, and a host whose articles are suspended
+// still has its feeds read on schedule (the ledger judges each read by its
+// kind). Package feed does none of these itself.
+//
+// An *http.Client also satisfies Doer, for code without package fetch; it
+// then loses all of the above: nothing obeys robots.txt or paces requests,
+// no validators are sent (so no read is ever a 304 and every read is parsed
+// again), and only the gzip coding net/http asks for is removed. Package feed
+// still bounds what it reads.
 type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
+
+// drainBytes is how much of an unusable (non-200) body is read and discarded
+// so the connection can be reused.
+const drainBytes = 64 << 10
 
 // response is a bounded, fully read response.
 type response struct {
@@ -26,8 +41,8 @@ type response struct {
 }
 
 // get sends a GET for u with the extra headers and reads at most max bytes of
-// body. A longer body is an error wrapping [ErrTooLarge]. The body is always
-// closed.
+// body, as the Doer delivers it (decoded, when the Doer decodes). A longer
+// body is an error wrapping [ErrTooLarge]. The body is always closed.
 func get(ctx context.Context, c Doer, u string, hdr http.Header, max int64) (*response, error) {
 	if c == nil {
 		return nil, ErrNoClient
@@ -50,8 +65,7 @@ func get(ctx context.Context, c Doer, u string, hdr http.Header, max int64) (*re
 	}
 	r := &response{status: resp.StatusCode, header: resp.Header, url: final}
 	if resp.StatusCode != http.StatusOK {
-		// Nothing of an unusable body is read beyond a small, drained prefix.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
 		return r, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -63,26 +77,4 @@ func get(ctx context.Context, c Doer, u string, hdr http.Header, max int64) (*re
 	}
 	r.body = body
 	return r, nil
-}
-
-// gunzip decodes b when it is a gzip stream (by its magic bytes, whatever
-// the Content-Type says) and returns it unchanged otherwise. At most max
-// decoded bytes are accepted: a gzip bomb is an error wrapping [ErrTooLarge].
-func gunzip(b []byte, max int64) ([]byte, error) {
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(out)) > max {
-		return nil, fmt.Errorf("more than %d decoded bytes: %w", max, ErrTooLarge)
-	}
-	return out, nil
 }

@@ -3,50 +3,55 @@ package feed_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
+	"net/netip"
+	"time"
 
 	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/politetest"
 )
 
-// Reading a feed twice: the second read sends the validators and gets a 304,
-// which costs no parse (D4). Trigger mode (V1) keeps references only.
+// Reading a feed through the fetch client's Doer for feeds: robots.txt,
+// pacing and the refusal ledger apply, and the chain's conditional GET makes
+// the second read a 304, which costs no parse (D4). Trigger mode (V1) keeps
+// references only. The simulated web stands in for the publisher.
 func ExampleReader_Read() {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("If-None-Match") == `"v1"` {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		w.Header().Set("ETag", `"v1"`)
-		w.Header().Set("Content-Type", "application/rss+xml")
-		fmt.Fprint(w, `<rss version="2.0"><channel><title>Example</title>
-<item><title>Budget</title><link>/2026/budget?utm_source=rss</link><guid isPermaLink="false">https://example.test/?p=123</guid>
-<pubDate>Mon, 30 Nov 2026 08:00:00 GMT</pubDate></item>
-<item><title>Undated</title><link>/2026/undated</link><guid isPermaLink="false">https://example.test/?p=122</guid></item>
-</channel></rss>`)
-	}))
-	defer srv.Close()
+	web, err := politetest.Start()
+	if err != nil {
+		panic(err)
+	}
+	defer web.Close()
+	site := web.Site("news.example")
+	site.AddArticle(politetest.Article{ID: 123, Published: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)})
+
+	pol := fetch.StrictNews()
+	pol.Name, pol.Version, pol.InfoURL = "ExampleBot", "1.0", "https://crawler.example/about"
+	pol.Interval = 10 * time.Millisecond // the document says 1 s; shortened for the example
+	c, err := fetch.New(pol,
+		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))) // the simulated web is on loopback
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
 
 	parses := 0
-	r := &feed.Reader{Client: srv.Client(), RefsOnly: true, OnParse: func(string) { parses++ }}
+	r := &feed.Reader{Client: c.Doer(fetch.KindFeed), RefsOnly: true, OnParse: func(string) { parses++ }}
 	ctx := context.Background()
-	res, err := r.Read(ctx, srv.URL+"/feed.xml")
+	res, err := r.Read(ctx, site.URL("/feed.xml"))
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
 	for _, it := range res.Feed.Items {
 		ref := it.Ref()
-		fmt.Printf("id=%s path=%s published=%v title=%q\n", ref.ID, ref.URL[len(srv.URL):], ref.Published, it.Title)
+		fmt.Printf("id=%s published=%v title=%q\n", ref.ID, ref.Published, it.Title)
 	}
-	res, err = r.Read(ctx, srv.URL+"/feed.xml")
+	res, err = r.Read(ctx, site.URL("/feed.xml"))
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
 	fmt.Println("not modified:", res.NotModified, "parses:", parses)
 	// Output:
-	// id=123 path=/2026/budget published=2026-11-30 08:00:00 +0000 UTC title=""
-	// id=122 path=/2026/undated published=0001-01-01 00:00:00 +0000 UTC title=""
+	// id=123 published=2026-11-30 08:00:00 +0000 UTC title=""
 	// not modified: true parses: 1
 }

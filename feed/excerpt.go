@@ -2,12 +2,12 @@ package feed
 
 import "time"
 
-// ExcerptLabel is the label every [Excerpt] carries, for readers to see (S5).
+// ExcerptLabel is the label every [Excerpt] carries, for readers to see.
 const ExcerptLabel = "excerpt"
 
 // Excerpt is a story kept only as its feed describes it, for when the article
 // itself may not be read: the publisher refused, robots.txt forbids it, or the
-// source has no full-text licence (S5, S6). It holds the headline, description
+// source has no full-text licence. It holds the headline, description
 // and share image exactly as the feed gave them, a link to the original, and
 // the label [ExcerptLabel]; nothing is completed or fetched to fill it.
 type Excerpt struct {
@@ -16,12 +16,12 @@ type Excerpt struct {
 	Description string    // the item's description, as written
 	Image       string    // the share image the feed names; "" when none
 	Link        string    // the original article's address
-	ID          string    // the publisher's identifier (V3); "" when none
+	ID          string    // the publisher's identifier; "" when none
 	Published   time.Time // zero when the feed gives none
 }
 
 // Excerpt returns the story as the feed describes it, labelled as an excerpt
-// with a link to the original (S5).
+// with a link to the original.
 func (it Item) Excerpt() Excerpt {
 	return Excerpt{
 		Label:       ExcerptLabel,

@@ -1,4 +1,4 @@
-package feed
+package feed_test
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/politetest"
 )
 
-// TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt reads a feed over
-// politetest, is refused the article itself (403), and keeps the story as
+// TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt reads a feed
+// through the chain, is refused the article itself (403), and keeps the story as
 // the feed describes it: headline, description and share image copied exactly,
 // labelled as an excerpt, with a link to the original (S5).
 func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
@@ -24,10 +26,10 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 		Published: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC),
 	})
 	site.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.Forbidden})
-	doer := newPoliteDoer(web, 100*time.Millisecond)
+	c := newChain(t, web, auditInterval)
 	ctx := context.Background()
 
-	res, err := (&Reader{Client: doer}).Read(ctx, site.URL("/feed.xml"))
+	res, err := (&feed.Reader{Client: c.Doer(fetch.KindFeed)}).Read(ctx, site.URL("/feed.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,22 +38,17 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 	}
 	it := res.Feed.Items[0]
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.Link, nil)
+	art, err := c.Get(ctx, it.Link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := doer.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("article answered %d, want the 403 the site was told to give", resp.StatusCode)
+	if art.Status != http.StatusForbidden {
+		t.Fatalf("article answered %d, want the 403 the site was told to give", art.Status)
 	}
 
 	got := it.Excerpt()
-	want := Excerpt{
-		Label:       ExcerptLabel,
+	want := feed.Excerpt{
+		Label:       feed.ExcerptLabel,
 		Headline:    "Harbour reopens after storm",
 		Description: "The harbour reopened on Monday. Ferries run again.",
 		Image:       site.URL(a.Image),
@@ -62,7 +59,7 @@ func TestExcerpt_S5_RefusedArticleKeptAsTheFeedDescribesIt(t *testing.T) {
 	if got != want {
 		t.Errorf("excerpt:\n got %+v\nwant %+v", got, want)
 	}
-	if rep := web.Audit(politetest.Policy{Interval: 100 * time.Millisecond, Slack: auditSlack(100 * time.Millisecond)}); !rep.OK() {
+	if rep := web.Audit(politetest.Policy{Interval: auditInterval, Slack: politetest.Slack(auditInterval / 2)}); !rep.OK() {
 		t.Error(rep)
 	}
 }

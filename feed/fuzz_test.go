@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/politefetch/politefetch/internal/tracking"
 )
 
 // seed adds every file of testdata/dir (but golden files) to the corpus.
@@ -40,7 +42,7 @@ func FuzzSitemap(f *testing.F) {
 	seed(f, "sitemaps")
 	base, _ := url.Parse("https://example.test/sitemap.xml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := parseSitemap(data, base, nil, 100)
+		d, err := parseSitemap(data, base, newLinkCleaner(nil), 100)
 		if err != nil {
 			return
 		}
@@ -53,7 +55,7 @@ func FuzzSitemap(f *testing.F) {
 			}
 			u, _ := url.Parse(e.loc)
 			for k := range u.Query() {
-				if IsTracking(k) {
+				if tracking.IsDefault(k) {
 					t.Fatalf("entry %q keeps tracking parameter %q", e.loc, k)
 				}
 			}
@@ -69,7 +71,7 @@ func FuzzNormalize(f *testing.F) {
 	base, _ := url.Parse("https://example.test/feed.xml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, refsOnly := range []bool{false, true} {
-			fd, _, err := normalize(data, base, parseConfig{maxItems: 20, refsOnly: refsOnly})
+			fd, _, err := normalize(data, base, parseConfig{links: newLinkCleaner(nil), maxItems: 20, refsOnly: refsOnly})
 			if err != nil {
 				continue
 			}

@@ -63,15 +63,6 @@ func (s *testSite) requests() []string {
 	return out
 }
 
-func (s *testSite) lastRequest() *http.Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.reqs) == 0 {
-		return nil
-	}
-	return s.reqs[len(s.reqs)-1]
-}
-
 // file serves testdata/name at path with the content type; when gz is set
 // the bytes are gzipped on the fly (a .xml.gz sitemap).
 func (s *testSite) file(path, name, ctype string, gz bool) {

@@ -37,15 +37,15 @@ type Author struct {
 // never completed: a field the feed leaves out stays zero (a missing date is
 // the zero [time.Time]).
 type Item struct {
-	// ID is the publisher's identifier (V3): the CMS id when it can be read
+	// ID is the publisher's identifier: the CMS id when it can be read
 	// from the guid or id (see [CMSID]), else the RSS guid, Atom id or JSON
 	// Feed id as written; "" when the feed gives none. It is never derived
 	// from the link.
 	ID string
 	// GUID is the RSS guid, Atom id or JSON Feed id as written.
 	GUID string
-	// Link is the article's address: absolute, tracking parameters removed
-	// (V10). For RSS, a permalink guid stands in when there is no <link>.
+	// Link is the article's address: absolute, tracking parameters removed.
+	// For RSS, a permalink guid stands in when there is no <link>.
 	Link        string
 	Title       string
 	Description string
@@ -67,7 +67,7 @@ func (it Item) Ref() Ref {
 
 // parseConfig is what normalisation needs from a Reader.
 type parseConfig struct {
-	keep     []string // tracking parameters declared necessary
+	links    linkCleaner // makes links absolute and strips tracking parameters
 	maxItems int
 	refsOnly bool
 }
@@ -106,7 +106,7 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 	f = &Feed{Format: gf.FeedType, Version: gf.FeedVersion}
 	if !cfg.refsOnly {
 		f.Title = clean(gf.Title)
-		f.Link = CleanURL(base, gf.Link, cfg.keep)
+		f.Link = cfg.links.link(base, gf.Link)
 		f.Language = clean(gf.Language)
 	}
 	items := gf.Items
@@ -119,7 +119,7 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 		if gi == nil {
 			continue
 		}
-		it := Item{GUID: clean(gi.GUID), Link: CleanURL(base, gi.Link, cfg.keep)}
+		it := Item{GUID: clean(gi.GUID), Link: cfg.links.link(base, gi.Link)}
 		it.Published = date(gi.PublishedParsed)
 		it.Updated = date(gi.UpdatedParsed)
 		switch o := orig.(type) {
@@ -127,7 +127,7 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 			if i < len(o.Items) && o.Items[i] != nil {
 				ri := o.Items[i]
 				if it.Link == "" && ri.GUID != nil && !strings.EqualFold(strings.TrimSpace(ri.GUID.IsPermalink), "false") {
-					it.Link = CleanURL(base, ri.GUID.Value, cfg.keep)
+					it.Link = cfg.links.link(base, ri.GUID.Value)
 				}
 			}
 		case *atom.Feed:
@@ -138,7 +138,7 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 				if it.Link == "" {
 					for _, l := range o.Entries[i].Links {
 						if l != nil && l.Rel == "" {
-							it.Link = CleanURL(base, l.Href, cfg.keep)
+							it.Link = cfg.links.link(base, l.Href)
 							break
 						}
 					}
@@ -166,7 +166,7 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 			if gi.DublinCoreExt != nil && len(gi.DublinCoreExt.Language) > 0 && clean(gi.DublinCoreExt.Language[0]) != "" {
 				it.Language = clean(gi.DublinCoreExt.Language[0])
 			}
-			it.Image = CleanURL(base, shareImage(gi, orig, i), nil)
+			it.Image = cfg.links.link(base, shareImage(gi, orig, i))
 		}
 		f.Items = append(f.Items, it)
 	}

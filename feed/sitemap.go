@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/decode"
+	"github.com/politefetch/politefetch/robots"
 )
 
 // Bounds of a sitemap walk. The first two are sitemaps.org's limits for one
@@ -25,14 +27,13 @@ const (
 	MaxSitemapURLs         = 50000    // entries per file
 	DefaultMaxSitemapFiles = 100      // files read in one walk
 	maxSitemapDepth        = 2        // an index within an index, at most
-	maxRobotsBytes         = 500 << 10
 	maxXMLDepth            = 64
 )
 
 // newsNS is the Google News sitemap namespace.
 const newsNS = "http://www.google.com/schemas/sitemap-news/0.9"
 
-// SitemapWalker walks a site's sitemaps newest to oldest (V4): sitemap
+// SitemapWalker walks a site's sitemaps newest to oldest: sitemap
 // indexes (recursing), urlsets with lastmod, news sitemaps
 // (news:publication_date), plain-text sitemaps, each possibly gzipped. A
 // batch is one sitemap file. A file answered 304 (the client sent
@@ -55,10 +56,11 @@ type SitemapWalker struct {
 	MaxURLs int
 	// MaxFiles bounds the files read in one walk. 0: DefaultMaxSitemapFiles.
 	MaxFiles int
-	// Keep names the query parameters the source declares necessary (V10).
+	// Keep names the query parameters the source declares necessary (names
+	// or "prefix*" patterns).
 	Keep []string
 	// Clock gives Stop.Now when it is zero. Nil: real time.
-	Clock clock.Clock
+	Clock Clock
 }
 
 // sitemapEntry is one <url> or <sitemap> entry, or one text line.
@@ -202,7 +204,7 @@ func (w *SitemapWalker) read(ctx context.Context, u string) (*sitemapDoc, error)
 	if resp.status != http.StatusOK {
 		return nil, &StatusError{URL: u, StatusCode: resp.status, RetryAfter: resp.header.Get("Retry-After")}
 	}
-	body, err := gunzip(resp.body, max)
+	body, err := gunzipFile(resp.body, max)
 	if err != nil {
 		return nil, &ParseError{URL: u, Format: "sitemap", Err: err}
 	}
@@ -210,7 +212,7 @@ func (w *SitemapWalker) read(ctx context.Context, u string) (*sitemapDoc, error)
 	if maxURLs <= 0 {
 		maxURLs = MaxSitemapURLs
 	}
-	d, err := parseSitemap(body, resp.url, w.Keep, maxURLs)
+	d, err := parseSitemap(body, resp.url, newLinkCleaner(w.Keep), maxURLs)
 	if err != nil {
 		return nil, &ParseError{URL: u, Format: "sitemap", Err: err}
 	}
@@ -220,14 +222,14 @@ func (w *SitemapWalker) read(ctx context.Context, u string) (*sitemapDoc, error)
 // parseSitemap parses an XML (urlset or sitemapindex) or plain-text sitemap.
 // Entries whose loc is not an absolute http(s) URL are dropped; more than
 // maxURLs entries is an error wrapping ErrTooMany.
-func parseSitemap(data []byte, base *url.URL, keep []string, maxURLs int) (*sitemapDoc, error) {
+func parseSitemap(data []byte, base *url.URL, links linkCleaner, maxURLs int) (*sitemapDoc, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	trimmed = bytes.TrimPrefix(trimmed, []byte("\xef\xbb\xbf"))
 	if len(trimmed) == 0 {
 		return nil, errors.New("empty document")
 	}
 	if trimmed[0] != '<' {
-		return parseTextSitemap(trimmed, base, keep, maxURLs)
+		return parseTextSitemap(trimmed, base, links, maxURLs)
 	}
 	dec := xml.NewDecoder(bytes.NewReader(trimmed))
 	dec.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
@@ -294,7 +296,7 @@ func parseSitemap(data []byte, base *url.URL, keep []string, maxURLs int) (*site
 			val := strings.TrimSpace(text.String())
 			switch {
 			case len(stack) == 1: // the entry itself ends
-				if loc := CleanURL(base, cur.loc, keep); loc != "" {
+				if loc := links.link(base, cur.loc); loc != "" {
 					cur.loc = loc
 					d.entries = append(d.entries, *cur)
 				}
@@ -315,7 +317,7 @@ func parseSitemap(data []byte, base *url.URL, keep []string, maxURLs int) (*site
 	return &d, nil
 }
 
-func parseTextSitemap(data []byte, base *url.URL, keep []string, maxURLs int) (*sitemapDoc, error) {
+func parseTextSitemap(data []byte, base *url.URL, links linkCleaner, maxURLs int) (*sitemapDoc, error) {
 	var d sitemapDoc
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
@@ -331,7 +333,7 @@ func parseTextSitemap(data []byte, base *url.URL, keep []string, maxURLs int) (*
 		if err != nil || !u.IsAbs() {
 			return nil, fmt.Errorf("text sitemap line %q is not an absolute URL", truncate(line, 80))
 		}
-		if loc := CleanURL(base, line, keep); loc != "" {
+		if loc := links.link(base, line); loc != "" {
 			d.entries = append(d.entries, sitemapEntry{loc: loc})
 		}
 	}
@@ -371,23 +373,28 @@ func w3cDate(s string) time.Time {
 }
 
 // SitemapsFromRobots reads site's robots.txt through c and returns the
-// sitemaps it names (Sitemap: lines, any group). When robots.txt names none,
-// or does not answer 200, it returns site + "/sitemap.xml". site is an
-// origin such as "https://example.org". A refusal by the client is returned
-// as an error.
+// sitemaps it names (Sitemap: lines, any group, as package robots reads
+// them), absolute and cleaned. When robots.txt names none, or does not answer
+// 200, it returns site + "/sitemap.xml". site is an origin such as
+// "https://example.org". A refusal by the client is returned as an error.
 func SitemapsFromRobots(ctx context.Context, c Doer, site string) ([]string, error) {
 	base, err := url.Parse(strings.TrimSuffix(site, "/") + "/")
 	if err != nil || base.Host == "" {
 		return nil, fmt.Errorf("feed: bad site %q", site)
 	}
-	robots := base.ResolveReference(&url.URL{Path: "/robots.txt"})
-	resp, err := get(ctx, c, robots.String(), http.Header{"Accept": {"text/plain"}}, maxRobotsBytes)
+	robotsURL := base.ResolveReference(&url.URL{Path: "/robots.txt"})
+	resp, err := get(ctx, c, robotsURL.String(), http.Header{"Accept": {"text/plain"}}, robots.MaxBodySize)
 	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return nil, err
 	}
 	var out []string
 	if err == nil && resp.status == http.StatusOK {
-		out = sitemapLines(resp.body, resp.url)
+		links := newLinkCleaner(nil)
+		for _, sm := range robots.Parse(resp.body).Sitemaps() {
+			if u := links.link(resp.url, sm); u != "" && !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
 	}
 	if len(out) == 0 {
 		out = []string{base.ResolveReference(&url.URL{Path: "/sitemap.xml"}).String()}
@@ -395,20 +402,21 @@ func SitemapsFromRobots(ctx context.Context, c Doer, site string) ([]string, err
 	return out, nil
 }
 
-// sitemapLines extracts the Sitemap: lines of a robots.txt body.
-func sitemapLines(body []byte, base *url.URL) []string {
-	var out []string
-	for line := range strings.Lines(string(body)) {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "sitemap") {
-			continue
-		}
-		if u := CleanURL(base, v, nil); u != "" && !slices.Contains(out, u) {
-			out = append(out, u)
-		}
+// gunzipFile returns a sitemap file's XML or text: b itself, or, when b is a
+// gzip file (sitemaps.org allows sitemap.xml.gz; its gzip is the file's
+// format, not a content-coding the Doer removes), b decompressed by the
+// module's one decoder, at most max bytes. A gzip bomb is an error wrapping
+// [ErrTooLarge].
+func gunzipFile(b []byte, max int64) ([]byte, error) {
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b, nil
 	}
-	return out
+	body, err := decode.Read(bytes.NewReader(b), int64(len(b)), []string{"gzip"}, decode.Limits{MaxWire: max, MaxDecoded: max})
+	switch {
+	case errors.Is(err, decode.ErrDecodedTooLarge) || errors.Is(err, decode.ErrWireTooLarge):
+		return nil, fmt.Errorf("gzip file: more than %d decoded bytes: %w", max, ErrTooLarge)
+	case err != nil:
+		return nil, fmt.Errorf("gzip file: %w", err)
+	}
+	return body.Envelope, nil
 }

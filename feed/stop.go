@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// DefaultWindow is the backlog window that is always re-read (V4): refs
+// DefaultWindow is the backlog window that is always re-read: refs
 // dated within the last 48 hours are yielded even when known.
 const DefaultWindow = 48 * time.Hour
 
 // Ref is a reference to an article, as a feed or a backlog list names it.
-// Walkers read references only, never the articles (V4).
+// Walkers read references only, never the articles.
 type Ref struct {
-	// ID is the CMS's identifier when the list gives one (V3: the same
+	// ID is the CMS's identifier when the list gives one (the same
 	// string as the feed's, e.g. WordPress "123"); "" when it gives none.
 	// Sitemaps name no identifier, so their refs have none.
 	ID string
@@ -101,7 +101,7 @@ func (s *KnownSet) Len() int {
 	return len(s.m)
 }
 
-// Stop holds a backlog walk's stop rules (V4). The zero value walks the
+// Stop holds a backlog walk's stop rules. The zero value walks the
 // whole backlog, bounded only by the walker's limits.
 type Stop struct {
 	// Floor is the source's floor date: refs dated before it are not
@@ -168,8 +168,8 @@ func (s Stop) judge(batch []Ref, now time.Time) verdict {
 	return v
 }
 
-// Walker walks a backlog list newest to oldest, yielding references only
-// (V4). Iteration stops when the caller breaks, when a stop rule fires, or
+// Walker walks a backlog list newest to oldest, yielding references only.
+// Iteration stops when the caller breaks, when a stop rule fires, or
 // at the walker's bounds. A non-nil error is yielded with a zero Ref; the
 // caller may continue (the walker goes on with the next document where it
 // can) or break.

@@ -8,19 +8,27 @@ import (
 	"github.com/politefetch/politefetch/internal/tracking"
 )
 
-// IsTracking reports whether the query parameter name is a tracking or
-// session parameter that [CleanURL] removes: the same table the fetch chain
-// strips from the URLs it requests (utm_*, fbclid, gclid, mc_cid, session
-// ids, …), compared without regard to case.
-func IsTracking(name string) bool { return tracking.IsDefault(name) }
+// linkCleaner makes the links a document names absolute and strips their
+// tracking parameters with the module's one cleaner (internal/tracking), the
+// same the fetch chain applies to every URL it requests. The zero
+// value strips nothing: use newLinkCleaner.
+type linkCleaner struct {
+	table []string // the tracking parameters stripped
+	keep  []string // those the source declares necessary
+}
 
-// CleanURL resolves ref against base (which may be nil) and removes the
-// tracking parameters (V10) except those named in keep (compared
-// case-insensitively), along with a ";jsessionid=" path parameter. The
-// remaining parameters keep their order and encoding. It returns "" when ref
-// is empty or cannot be parsed, or when the result is not an absolute http or
-// https URL.
-func CleanURL(base *url.URL, ref string, keep []string) string {
+// newLinkCleaner returns a cleaner of the default tracking table that keeps
+// the parameters named in keep (names or "prefix*" patterns, compared
+// without regard to case).
+func newLinkCleaner(keep []string) linkCleaner {
+	return linkCleaner{table: tracking.Default(), keep: keep}
+}
+
+// link resolves ref against base (which may be nil) and strips it (see
+// tracking.Strip: tracking parameters but those kept, the fragment, a
+// ";jsessionid=" path parameter). It returns "" when ref is empty or cannot
+// be parsed, or when the result is not an absolute http or https URL.
+func (c linkCleaner) link(base *url.URL, ref string) string {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return ""
@@ -35,40 +43,12 @@ func CleanURL(base *url.URL, ref string, keep []string) string {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return ""
 	}
-	if i := strings.Index(strings.ToLower(u.Path), ";jsessionid="); i >= 0 {
-		u.Path = u.Path[:i]
-		u.RawPath = ""
-	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		kept := parts[:0]
-		for _, p := range parts {
-			name, _, _ := strings.Cut(p, "=")
-			if n, err := url.QueryUnescape(name); err == nil {
-				name = n
-			}
-			if IsTracking(name) && !contains(keep, name) {
-				continue
-			}
-			kept = append(kept, p)
-		}
-		u.RawQuery = strings.Join(kept, "&")
-		u.ForceQuery = false
-	}
+	tracking.Strip(u, c.table, c.keep)
 	return u.String()
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// CMSID returns the article identifier a CMS put in s, when it can be read
-// (V3): "123" from a WordPress guid "https://example.org/?p=123" or from a
+// CMSID returns the article identifier a CMS put in s, when it can be read:
+// "123" from a WordPress guid "https://example.org/?p=123" or from a
 // REST address ".../wp-json/wp/v2/posts/123". It returns "" otherwise: an
 // identifier is never derived from an ordinary article address.
 func CMSID(s string) string {

@@ -5,9 +5,11 @@ import (
 	"testing"
 )
 
-// TestCleanURL_V10 strips tracking parameters, keeps declared ones and
-// resolves relative references.
-func TestCleanURL_V10(t *testing.T) {
+// TestLinks_V10 proves the links feed reads are cleaned by the module's one
+// cleaner: made absolute, tracking parameters stripped but those the source
+// keeps (names or "prefix*" patterns), fragments and ";jsessionid" path
+// parameters gone, anything but an absolute http(s) URL dropped.
+func TestLinks_V10(t *testing.T) {
 	t.Parallel()
 	base, _ := url.Parse("https://example.test/news/feed.xml")
 	tests := []struct {
@@ -21,8 +23,11 @@ func TestCleanURL_V10(t *testing.T) {
 		{"https://example.test/a?PHPSESSID=1&p=2", nil, "https://example.test/a?p=2"},
 		{"https://example.test/a?sid=1&p=2", nil, "https://example.test/a?sid=1&p=2"}, // ambiguous: some sites number content with it
 		{"https://example.test/a?phpsessid=1&p=2", []string{"PHPSESSID"}, "https://example.test/a?phpsessid=1&p=2"},
+		{"https://example.test/a?utm_source=x&utm_medium=y&gclid=1", []string{"utm_*"}, "https://example.test/a?utm_source=x&utm_medium=y"},
 		{"https://example.test/a;jsessionid=ABC?x=1", nil, "https://example.test/a?x=1"},
-		{"../b?utm_term=q#frag", nil, "https://example.test/b#frag"},
+		{"https://example.test/a;JSESSIONID=ABC", nil, "https://example.test/a"},
+		{"https://example.test/a;jsessionid=ABC", []string{"jsessionid"}, "https://example.test/a;jsessionid=ABC"},
+		{"../b?utm_term=q#frag", nil, "https://example.test/b"},
 		{"//cdn.example.test/i.jpg", nil, "https://cdn.example.test/i.jpg"},
 		{"javascript:alert(1)", nil, ""},
 		{"mailto:a@example.test", nil, ""},
@@ -30,8 +35,8 @@ func TestCleanURL_V10(t *testing.T) {
 		{"http://[::1", nil, ""},
 	}
 	for _, tt := range tests {
-		if got := CleanURL(base, tt.in, tt.keep); got != tt.want {
-			t.Errorf("CleanURL(%q, keep %v) = %q, want %q", tt.in, tt.keep, got, tt.want)
+		if got := newLinkCleaner(tt.keep).link(base, tt.in); got != tt.want {
+			t.Errorf("link(%q, keep %v) = %q, want %q", tt.in, tt.keep, got, tt.want)
 		}
 	}
 }
