@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,5 +195,29 @@ func TestPacer_D2_IntervalCountsFromTheWrite(t *testing.T) {
 	}
 	if got, want := last(), granted.Add(300*time.Millisecond); !got.Equal(want) {
 		t.Fatalf("last start = %v after the grant, want %v (the write)", got.Sub(granted), want.Sub(granted))
+	}
+}
+
+// TestGet_PacingDeadlineSaysSo: a Get whose deadline comes while it waits for
+// its host's turn fails with ErrPacingDeadline (and context.DeadlineExceeded),
+// and its text says it was waiting for the host's turn.
+func TestGet_PacingDeadlineSaysSo(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	site := web.Site("slow-turn.example")
+	a := site.AddArticle(politetest.Article{})
+	clk := clock.NewManual(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	c := newClient(t, web, testPolicy(Vault(), time.Hour), WithClock(clk)) // the manual clock never reaches the turn
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.Get(ctx, site.URL(a.Path)) // robots.txt is read, then the article waits an hour
+	if !errors.Is(err, ErrPacingDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want ErrPacingDeadline and context.DeadlineExceeded", err)
+	}
+	if want := "waiting for slow-turn.example's turn"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+	if requested(web, "slow-turn.example", a.Path) {
+		t.Fatal("the article was sent")
 	}
 }

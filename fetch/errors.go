@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,6 +66,7 @@ var (
 	ErrWireTooLarge    = errors.New("fetch: body exceeds the wire byte limit")
 	ErrDecodedTooLarge = errors.New("fetch: decoded body exceeds the byte limit")
 	ErrCorrupt         = errors.New("fetch: corrupt compressed body")
+	ErrTooManyCodings  = errors.New("fetch: too many content-codings")
 )
 
 func (r Reason) sentinel() error {
@@ -157,4 +159,30 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // an error text that already starts with it.
 func unprefixed(err error) string {
 	return strings.TrimPrefix(err.Error(), "fetch: ")
+}
+
+// ErrPacingDeadline is matched (errors.Is) by the error of a request whose
+// context's deadline came while it waited for its host's turn in the pacer:
+// nothing was sent. The error matches context.DeadlineExceeded as well.
+var ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
+
+// pacingDeadlineError is a deadline met in the pacer's queue.
+type pacingDeadlineError struct {
+	host string
+	err  error // the context's error
+}
+
+func (e *pacingDeadlineError) Error() string {
+	return "fetch: deadline reached while waiting for " + e.host + "'s turn (its pacing interval): nothing was sent"
+}
+
+func (e *pacingDeadlineError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
+
+// waitError returns the error of a pacer wait that ended with err: a deadline
+// says that it was met while waiting for host's turn.
+func waitError(host string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &pacingDeadlineError{host: host, err: err}
+	}
+	return err
 }

@@ -297,7 +297,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	}
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, waitError(key, err)
 	}
 	// The interval counts from the moment the request is on the wire, not from the
 	// grant: a new connection's handshake must not eat into the next interval. In a
