@@ -2,6 +2,7 @@ package extract
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -55,6 +56,7 @@ type stats struct {
 	link   int32   // of which inside links
 	paras  int32   // paragraphs of prose below
 	commas int32   // commas in the text outside block children
+	prose  int32   // bytes of text in paragraphs of prose below
 	score  float64 // prose credited to this element as a container
 	block  bool    // holds block-level elements
 	skip   bool    // boilerplate: left out of the body
@@ -91,7 +93,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	if depth > 0 {
 		kind = classify(n)
 	}
-	var text, link, paras, commas, inline int32
+	var text, link, paras, commas, inline, prose int32
 	block := false
 	d.path = append(d.path, i)
 	if depth < maxDepth && kind != kindDrop {
@@ -118,6 +120,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 					link += cs.link
 				}
 				paras += cs.paras
+				prose += cs.prose
 				if cs.block || isBlock(c.DataAtom) {
 					block = true
 				} else {
@@ -155,8 +158,9 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 			d.credit(len(d.path)-1, v/2)
 		}
 		paras++
+		prose += inline
 	}
-	s.paras = paras
+	s.paras, s.prose = paras, prose
 	return i
 }
 
@@ -225,7 +229,68 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 			out = append(out, c)
 		}
 	}
-	return out
+	return d.twins(out, top)
+}
+
+// twins adds to the chosen elements the other parts of a body split into
+// several containers of one class (a chunk between each advertisement): every
+// element with top's tag and class attribute that holds prose of its own and
+// is not inside the chosen ones. The result is in document order.
+func (d *detector) twins(chosen []*html.Node, top *html.Node) []*html.Node {
+	cls := attr(top, "class")
+	if cls == "" {
+		return chosen
+	}
+	var extra []*html.Node
+	for i := range d.nodes {
+		s := &d.nodes[i]
+		if s.n == top || s.skip || s.n.DataAtom != top.DataAtom || s.paras == 0 || s.linkDensity() > 0.3 || attr(s.n, "class") != cls {
+			continue
+		}
+		if inside(s.n, chosen) || contains(s.n, top) {
+			continue
+		}
+		extra = append(extra, s.n)
+	}
+	if len(extra) == 0 {
+		return chosen
+	}
+	all := append(chosen, extra...)
+	order := make(map[*html.Node]int, len(all))
+	for _, n := range all {
+		order[n] = int(d.index[n])
+	}
+	slices.SortFunc(all, func(a, b *html.Node) int { return order[a] - order[b] })
+	return all
+}
+
+// inside reports whether n is one of roots or below one.
+func inside(n *html.Node, roots []*html.Node) bool {
+	for p := n; p != nil; p = p.Parent {
+		if slices.Contains(roots, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether m is n or below it.
+func contains(n, m *html.Node) bool {
+	for p := m; p != nil; p = p.Parent {
+		if p == n {
+			return true
+		}
+	}
+	return false
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
 }
 
 // The classes of element the detector knows before measuring.
