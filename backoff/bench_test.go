@@ -76,7 +76,7 @@ func BenchmarkMemoryPerHost(b *testing.B) {
 				return ms.HeapAlloc
 			}
 			before := heap()
-			store := new(backoff.MemStore)
+			store := new(backoff.MemoryStore)
 			l := &backoff.Ledger{Store: store}
 			for i := range benchHosts {
 				h := "news-" + strconv.Itoa(i) + ".example"

@@ -87,6 +87,7 @@ func readRecorded(t testing.TB, file string) recorded {
 // recorded page that only it recognises, and every ordinary page against
 // the whole table.
 func TestChallengeMarkers_S4(t *testing.T) {
+	t.Parallel()
 	covered := make([]bool, len(markers))
 	for _, tc := range challengePages {
 		t.Run(tc.file, func(t *testing.T) {
@@ -116,6 +117,7 @@ func TestChallengeMarkers_S4(t *testing.T) {
 // ordinary 403 pages stay plain refusals for the strict crawler (status 403,
 // no provider) and are not refusals for the digest engine.
 func TestChallengeOnTheWire_S4(t *testing.T) {
+	t.Parallel()
 	w := politetest.NewWeb(t)
 	site := w.Site("walls.example")
 	for _, tc := range challengePages {
@@ -173,6 +175,7 @@ func TestChallengeOnTheWire_S4(t *testing.T) {
 // TestChallengeFromPolitetestMisbehaviour_S4 classifies politetest's own
 // Cloudflare-like challenge, as a crawler would meet it.
 func TestChallengeFromPolitetestMisbehaviour_S4(t *testing.T) {
+	t.Parallel()
 	w := politetest.NewWeb(t)
 	w.Site("cf.example").Misbehave("/story", politetest.Behaviour{Kind: politetest.Challenge})
 	resp, err := w.Client().Get(w.URL("cf.example", "/story"))
@@ -193,6 +196,7 @@ func TestChallengeFromPolitetestMisbehaviour_S4(t *testing.T) {
 // TestDetectChallengeReadsOnlyThePeek: a marker past ChallengePeek bytes is
 // not seen, one inside is.
 func TestDetectChallengeReadsOnlyThePeek(t *testing.T) {
+	t.Parallel()
 	marker := []byte("window._cf_chl_opt")
 	for _, tc := range []struct {
 		pad  int
@@ -302,6 +306,7 @@ func FuzzDetectChallenge(f *testing.F) {
 // suffixes, runs of the bytes the search anchors on, and filler, some
 // longer than ChallengePeek with the pieces near its edge.
 func TestDetectMatchesReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	anchors := "wJgq|D&_x-f'#mCAIWjvyR.=!/"
 	piece := func() string {

@@ -6,18 +6,19 @@ import (
 	"time"
 )
 
-// Sentinels a [RefusedError] unwraps to, one per refusing [Reason].
+// Sentinels a [CooldownError] unwraps to, one per refusing [Reason].
 var (
-	ErrCoolingDown = errors.New("backoff: host cooling down")
+	ErrCooldown    = errors.New("backoff: host cooling down")
 	ErrSuspended   = errors.New("backoff: host suspended")
 	ErrUnavailable = errors.New("backoff: ledger unavailable")
 )
 
-// RefusedError is the ledger's refusal of a request, as [Decision.Err]
-// returns it: which host (ledger key), what kind of request, why, until
-// when, and the host's last refusal. It unwraps to ErrCoolingDown,
+// CooldownError is the ledger's refusal of a request, as [Decision.Err]
+// returns it: which host (ledger key), what kind of request, why (a
+// cool-down, a suspension, or a ledger that could not answer), until when,
+// and the host's last refusal. It unwraps to ErrCooldown,
 // ErrSuspended or ErrUnavailable (and, for the last, the store's error).
-type RefusedError struct {
+type CooldownError struct {
 	Host   string
 	Kind   Kind
 	Reason Reason
@@ -28,7 +29,7 @@ type RefusedError struct {
 
 // Error says which request was refused, why, until when, and the host's
 // last refusal.
-func (e *RefusedError) Error() string {
+func (e *CooldownError) Error() string {
 	var b strings.Builder
 	b.WriteString("backoff: ")
 	b.WriteString(e.Kind.String())
@@ -53,11 +54,11 @@ func (e *RefusedError) Error() string {
 }
 
 // Unwrap returns the sentinel for e.Reason, and e.Err when set.
-func (e *RefusedError) Unwrap() []error {
+func (e *CooldownError) Unwrap() []error {
 	var s error
 	switch e.Reason {
-	case CoolingDown:
-		s = ErrCoolingDown
+	case Cooldown:
+		s = ErrCooldown
 	case Suspended:
 		s = ErrSuspended
 	default:

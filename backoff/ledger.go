@@ -23,7 +23,7 @@ type Ledger struct {
 	// Policy judges responses and sets cool-downs. The zero Policy means
 	// [StrictNews].
 	Policy Policy
-	// Store keeps the records. Nil means an in-memory [MemStore] owned by
+	// Store keeps the records. Nil means an in-memory [MemoryStore] owned by
 	// the Ledger.
 	Store Store
 	// PerSite keys records by registrable domain (eTLD+1 from the public
@@ -42,7 +42,7 @@ type Ledger struct {
 
 	once sync.Once
 	pol  Policy
-	mem  MemStore
+	mem  MemoryStore
 }
 
 func (l *Ledger) init() {
@@ -95,7 +95,7 @@ func (l *Ledger) Key(host string) string {
 type Decision struct {
 	// Allowed says the request may start now.
 	Allowed bool
-	// Reason says why not (CoolingDown, Suspended, Unavailable), or, for
+	// Reason says why not (Cooldown, Suspended, Unavailable), or, for
 	// an allowed request, Recheck when it is a suspended host's daily
 	// re-check, else None.
 	Reason Reason
@@ -114,12 +114,12 @@ type Decision struct {
 	err error
 }
 
-// Err returns nil for an allowed request, else a *[RefusedError].
+// Err returns nil for an allowed request, else a *[CooldownError].
 func (d Decision) Err() error {
 	if d.Allowed {
 		return nil
 	}
-	return &RefusedError{Host: d.Host, Kind: d.Kind, Reason: d.Reason, Until: d.Until, Cause: d.Cause, Err: d.err}
+	return &CooldownError{Host: d.Host, Kind: d.Kind, Reason: d.Reason, Until: d.Until, Cause: d.Cause, Err: d.err}
 }
 
 // Check reports whether a request of kind to host may start at now.
@@ -157,7 +157,7 @@ func (l *Ledger) Check(ctx context.Context, host string, kind Kind, now time.Tim
 		d.Reason, d.Until = reason, blockedUntil
 		return d
 	}
-	if !(kind == Article && st.Suspended) {
+	if !(kind.article() && st.Suspended) {
 		d.Allowed = true
 		return d
 	}
@@ -214,12 +214,12 @@ func (d *Decision) fill(st *State) {
 // blocked returns why st refuses a request of kind at now, and until when.
 func (l *Ledger) blocked(st *State, kind Kind, now time.Time) (time.Time, Reason) {
 	cooling := now.Before(st.Until)
-	suspended := kind == Article && st.Suspended && now.Before(st.NextCheck)
+	suspended := kind.article() && st.Suspended && now.Before(st.NextCheck)
 	switch {
 	case suspended && (!cooling || !st.Until.After(st.NextCheck)):
 		return st.NextCheck, Suspended
 	case cooling:
-		return st.Until, CoolingDown
+		return st.Until, Cooldown
 	}
 	return time.Time{}, None
 }
@@ -345,7 +345,7 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 						cur.Suspended = true
 						cur.NextCheck = now.Add(l.pol.RecheckEvery)
 						ev.Type = EventSuspended
-					} else if o.Kind == Article {
+					} else if o.Kind.article() {
 						if n := now.Add(l.pol.RecheckEvery); n.After(cur.NextCheck) {
 							cur.NextCheck = n
 						}

@@ -34,6 +34,7 @@ func observe(t *testing.T, l *backoff.Ledger, host string, o backoff.Outcome, no
 // 5 min, doubling, up to 6 h; the host is refused until the cool-down ends
 // and allowed from that instant.
 func TestStrictNews_S4_Ladder(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{Policy: backoff.StrictNews()}
 	want := []time.Duration{5, 10, 20, 40, 80, 160, 320, 360, 360, 360}
 	now := t0
@@ -44,7 +45,7 @@ func TestStrictNews_S4_Ladder(t *testing.T) {
 			t.Fatalf("refusal %d: strikes %d until +%v, want %d until +%v", i+1, ev.Strikes, ev.Until.Sub(now), i+1, step)
 		}
 		// Feeds are cooled down too (a host that refused is left alone, S2).
-		if d := l.Check(ctx, "news.example", backoff.Feed, now.Add(step-time.Nanosecond)); d.Allowed || d.Reason != backoff.CoolingDown || !d.Until.Equal(now.Add(step)) {
+		if d := l.Check(ctx, "news.example", backoff.Feed, now.Add(step-time.Nanosecond)); d.Allowed || d.Reason != backoff.Cooldown || !d.Until.Equal(now.Add(step)) {
 			t.Fatalf("refusal %d: Check 1 ns before the end = %+v, want refused cooling down until +%v", i+1, d, step)
 		}
 		now = now.Add(step)
@@ -57,6 +58,7 @@ func TestStrictNews_S4_Ladder(t *testing.T) {
 // TestStrictNews_S4_Statuses: 401, 403, 429 and a challenge page are
 // refusals; 404, 500, 503 are not; 200 and 304 are successes.
 func TestStrictNews_S4_Statuses(t *testing.T) {
+	t.Parallel()
 	p := backoff.StrictNews()
 	for _, tc := range []struct {
 		o    backoff.Outcome
@@ -86,6 +88,7 @@ func TestStrictNews_S4_Statuses(t *testing.T) {
 // suspends the host's articles for a day, while its feeds keep their
 // schedule once the cool-down (80 min) is over.
 func TestStrictNews_S4_FifthStrikeSuspendsArticles(t *testing.T) {
+	t.Parallel()
 	var events []backoff.Event
 	l := &backoff.Ledger{OnEvent: func(e backoff.Event) { events = append(events, e) }} // zero Policy: StrictNews
 	now := t0
@@ -118,8 +121,13 @@ func TestStrictNews_S4_FifthStrikeSuspendsArticles(t *testing.T) {
 	if d := l.Check(ctx, "news.example", backoff.Article, fifth.Add(time.Minute)); d.Allowed || d.Reason != backoff.Suspended || !d.Until.Equal(fifth.Add(24*time.Hour)) {
 		t.Fatalf("article during the cool-down = %+v", d)
 	}
-	for _, k := range []backoff.Kind{backoff.Feed, backoff.Robots} {
-		if d := l.Check(ctx, "news.example", k, fifth.Add(80*time.Minute-1)); d.Allowed || d.Reason != backoff.CoolingDown {
+	// An image is an article for the ledger; sitemaps and API lists are
+	// feeds.
+	if d := l.Check(ctx, "news.example", backoff.Image, fifth.Add(80*time.Minute)); d.Allowed || d.Reason != backoff.Suspended {
+		t.Fatalf("image after the cool-down = %+v, want suspended", d)
+	}
+	for _, k := range []backoff.Kind{backoff.Feed, backoff.Robots, backoff.Sitemap, backoff.API} {
+		if d := l.Check(ctx, "news.example", k, fifth.Add(80*time.Minute-1)); d.Allowed || d.Reason != backoff.Cooldown {
 			t.Fatalf("%v during the cool-down = %+v, want cooling down", k, d)
 		}
 		if d := l.Check(ctx, "news.example", k, fifth.Add(80*time.Minute)); !d.Allowed {
@@ -137,6 +145,7 @@ func TestStrictNews_S4_FifthStrikeSuspendsArticles(t *testing.T) {
 // request through per day; a refused re-check keeps it suspended, a
 // successful one clears it.
 func TestStrictNews_S4_DailyRecheck(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{Policy: backoff.StrictNews()}
 	now := t0
 	for range 5 {
@@ -188,6 +197,7 @@ func suspendedAt(t *testing.T, l *backoff.Ledger, host string) (time.Time, backo
 // TestStrictNews_S4_RecheckOncePerDayUnderLoad: many goroutines asking at
 // the re-check instant get exactly one article through (P1).
 func TestStrictNews_S4_RecheckOncePerDayUnderLoad(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	now := t0
 	for range 5 {
@@ -218,6 +228,7 @@ func TestStrictNews_S4_RecheckOncePerDayUnderLoad(t *testing.T) {
 // next refusal starts the ladder again at 5 min; it does not cut a running
 // cool-down short.
 func TestStrictNews_S4_SuccessResets(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	now := t0
 	for range 3 {
@@ -241,7 +252,7 @@ func TestStrictNews_S4_SuccessResets(t *testing.T) {
 		t.Fatalf("refusal after the reset = %+v, want strike 1, +5 min", ev)
 	}
 	// A success after the cool-down leaves nothing behind in the store.
-	var store backoff.MemStore
+	var store backoff.MemoryStore
 	l2 := &backoff.Ledger{Store: &store}
 	observe(t, l2, "a.example", refusal(403), t0)
 	observe(t, l2, "a.example", refusal(200), t0.Add(5*time.Minute))
@@ -255,6 +266,7 @@ func TestStrictNews_S4_SuccessResets(t *testing.T) {
 // so a site that serves its feed but refuses articles still reaches the
 // fifth strike.
 func TestStrictNews_S4_FeedSuccessDoesNotClearArticleRefusals(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	now := t0
 	var ev backoff.Event
@@ -280,6 +292,7 @@ func TestStrictNews_S4_FeedSuccessDoesNotClearArticleRefusals(t *testing.T) {
 // ladder, the ladder when longer than Retry-After, and an absurd value is
 // capped at the policy's ceiling (24 h).
 func TestStrictNews_S4_RetryAfter(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, retryAfter string
 		want             time.Duration
@@ -310,12 +323,13 @@ func TestStrictNews_S4_RetryAfter(t *testing.T) {
 // the strict crawler, but its Retry-After is still honoured, without a
 // strike.
 func TestStrictNews_S4_RetryAfterWithoutRefusal(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	ev := observe(t, l, "news.example", backoff.Outcome{Kind: backoff.Feed, Status: 503, RetryAfter: "1800"}, t0)
 	if ev.Type != backoff.EventCooledDown || ev.Strikes != 0 || !ev.Until.Equal(t0.Add(30*time.Minute)) {
 		t.Fatalf("503 with Retry-After: %+v, want cooled down 30 min, no strike", ev)
 	}
-	if d := l.Check(ctx, "news.example", backoff.Feed, t0.Add(29*time.Minute)); d.Allowed || d.Reason != backoff.CoolingDown {
+	if d := l.Check(ctx, "news.example", backoff.Feed, t0.Add(29*time.Minute)); d.Allowed || d.Reason != backoff.Cooldown {
 		t.Fatalf("Check during the 503's Retry-After = %+v", d)
 	}
 	if ev := observe(t, l, "news.example", refusal(404), t0); ev.Type != backoff.EventNone {
@@ -326,6 +340,7 @@ func TestStrictNews_S4_RetryAfterWithoutRefusal(t *testing.T) {
 // TestDigest_D5_JitterBand: every cool-down the digest preset draws, at
 // every strike, lies in 30–60 min, and the draws spread over the band.
 func TestDigest_D5_JitterBand(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	l := &backoff.Ledger{Policy: backoff.Digest(), Rand: r.Float64}
 	lo, hi := time.Duration(1<<62), time.Duration(0)
@@ -354,6 +369,7 @@ func TestDigest_D5_JitterBand(t *testing.T) {
 // 30 min and the band's ceiling holds it at 60 min; a longer Retry-After
 // still wins.
 func TestDigest_D5_Exponential(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{Policy: backoff.Digest(), Rand: func() float64 { return 0 }}
 	now := t0
 	for i, want := range []time.Duration{30, 60, 60, 60} {
@@ -375,6 +391,7 @@ func TestDigest_D5_Exponential(t *testing.T) {
 // TestDigest_D5_429NeverUnder15Min: a 429 is never retried within 15 min,
 // even when the ladder would allow it or Retry-After asks for less.
 func TestDigest_D5_429NeverUnder15Min(t *testing.T) {
+	t.Parallel()
 	p := backoff.Digest()
 	p.Base, p.Ceiling = time.Minute, time.Minute // a hypothetical faster ladder
 	l := &backoff.Ledger{Policy: p, Rand: func() float64 { return 0 }}
@@ -397,6 +414,7 @@ func TestDigest_D5_429NeverUnder15Min(t *testing.T) {
 // 403 are not (the digest document names only 429 and 503), and the
 // digest engine never suspends a host.
 func TestDigest_D5_Statuses(t *testing.T) {
+	t.Parallel()
 	p := backoff.Digest()
 	for _, tc := range []struct {
 		o    backoff.Outcome
@@ -429,6 +447,7 @@ func TestDigest_D5_Statuses(t *testing.T) {
 // ladder, no suspension however many strikes; redirects and robots.txt
 // answers are not refusals.
 func TestVault_V12_RecordsWithoutBackoffOfItsOwn(t *testing.T) {
+	t.Parallel()
 	var events []backoff.Event
 	l := &backoff.Ledger{Policy: backoff.Vault(), OnEvent: func(e backoff.Event) { events = append(events, e) }}
 	for i, st := range []int{403, 404, 429, 500, 503, 403, 403} {
@@ -460,6 +479,7 @@ func TestVault_V12_RecordsWithoutBackoffOfItsOwn(t *testing.T) {
 // long, whatever the strike count (no ladder, no Min429, no jitter), capped at
 // 24 h; every kind of request waits, and the next request after it is allowed.
 func TestVault_V12_HonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	date := t0.Add(90 * time.Minute).Format(http.TimeFormat)
 	for _, tc := range []struct {
 		name string
@@ -499,7 +519,7 @@ func TestVault_V12_HonoursRetryAfter(t *testing.T) {
 			}
 			for _, k := range []backoff.Kind{backoff.Article, backoff.Feed, backoff.Robots} {
 				d := l.Check(ctx, "vault.example", k, t0.Add(tc.want-time.Nanosecond))
-				if d.Allowed || d.Reason != backoff.CoolingDown || !d.Until.Equal(t0.Add(tc.want)) {
+				if d.Allowed || d.Reason != backoff.Cooldown || !d.Until.Equal(t0.Add(tc.want)) {
 					t.Fatalf("%v just before the end: %+v, want cooling down until +%v", k, d, tc.want)
 				}
 			}
@@ -514,6 +534,7 @@ func TestVault_V12_HonoursRetryAfter(t *testing.T) {
 // their IDNA A-label (P1: one host, one key, as in every other layer), and
 // PerSite shares one record per registrable domain.
 func TestLedgerKeys(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		perSite    bool
 		host, want string
@@ -559,6 +580,7 @@ func (f failing) Update(context.Context, string, func(backoff.State, bool) (back
 
 // TestLedgerStoreErrorRefuses: the ledger never fails open.
 func TestLedgerStoreErrorRefuses(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("store down")
 	l := &backoff.Ledger{Store: failing{boom}}
 	d := l.Check(ctx, "news.example", backoff.Feed, t0)
@@ -566,9 +588,9 @@ func TestLedgerStoreErrorRefuses(t *testing.T) {
 		t.Fatalf("Check with a failing store = %+v, want refused (unavailable)", d)
 	}
 	err := d.Err()
-	var re *backoff.RefusedError
+	var re *backoff.CooldownError
 	if !errors.As(err, &re) || !errors.Is(err, backoff.ErrUnavailable) || !errors.Is(err, boom) || re.Host != "news.example" {
-		t.Fatalf("Err() = %v, want a RefusedError wrapping ErrUnavailable and the store's error", err)
+		t.Fatalf("Err() = %v, want a CooldownError wrapping ErrUnavailable and the store's error", err)
 	}
 	if _, err := l.Observe(ctx, "news.example", refusal(403), t0); !errors.Is(err, boom) {
 		t.Fatalf("Observe with a failing store: %v, want the store's error", err)
@@ -577,12 +599,13 @@ func TestLedgerStoreErrorRefuses(t *testing.T) {
 
 // TestDecisionErr: a refused Decision's error says who, why and until when.
 func TestDecisionErr(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	observe(t, l, "news.example", backoff.Outcome{Status: 429}, t0)
 	d := l.Check(ctx, "news.example", backoff.Article, t0)
 	err := d.Err()
-	var re *backoff.RefusedError
-	if !errors.As(err, &re) || !errors.Is(err, backoff.ErrCoolingDown) {
+	var re *backoff.CooldownError
+	if !errors.As(err, &re) || !errors.Is(err, backoff.ErrCooldown) {
 		t.Fatalf("Err() = %v", err)
 	}
 	want := "backoff: article request to news.example refused: cooling down until 2026-11-30T08:05:00Z (last refusal: status 429)"
@@ -597,7 +620,8 @@ func TestDecisionErr(t *testing.T) {
 // TestLedgerSweep: a record left by a Retry-After without a strike is swept
 // once its cool-down ends; a record with strikes is kept.
 func TestLedgerSweep(t *testing.T) {
-	var store backoff.MemStore
+	t.Parallel()
+	var store backoff.MemoryStore
 	l := &backoff.Ledger{Store: &store}
 	observe(t, l, "slow.example", backoff.Outcome{Status: 503, RetryAfter: "600"}, t0)
 	observe(t, l, "refusing.example", refusal(403), t0)
@@ -617,13 +641,14 @@ func TestLedgerSweep(t *testing.T) {
 
 // TestNames: the names events, errors and logs print.
 func TestNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ got, want string }{
 		{backoff.Article.String(), "article"},
 		{backoff.Feed.String(), "feed"},
 		{backoff.Robots.String(), "robots"},
 		{backoff.Kind(9).String(), "kind(9)"},
 		{backoff.None.String(), "none"},
-		{backoff.CoolingDown.String(), "cooling down"},
+		{backoff.Cooldown.String(), "cooling down"},
 		{backoff.Suspended.String(), "suspended"},
 		{backoff.Recheck.String(), "daily re-check"},
 		{backoff.Unavailable.String(), "ledger unavailable"},
@@ -647,6 +672,7 @@ func TestNames(t *testing.T) {
 // TestZeroPolicyIsStrict_S4: a zero Policy judges and backs off like
 // StrictNews, never fail-open.
 func TestZeroPolicyIsStrict_S4(t *testing.T) {
+	t.Parallel()
 	var p backoff.Policy
 	for _, st := range []int{401, 403, 429} {
 		if got := p.Classify(refusal(st)); got != backoff.Refusal {
@@ -662,6 +688,7 @@ func TestZeroPolicyIsStrict_S4(t *testing.T) {
 // the ledger keeps (the robots cache separately disallows the site), and
 // any success afterwards clears it.
 func TestStrictNews_S3_RobotsRefusal(t *testing.T) {
+	t.Parallel()
 	l := &backoff.Ledger{}
 	ev := observe(t, l, "news.example", backoff.Outcome{Kind: backoff.Robots, Status: 429, RetryAfter: "900"}, t0)
 	if ev.Type != backoff.EventRefused || !ev.Until.Equal(t0.Add(15*time.Minute)) {
@@ -675,15 +702,15 @@ func TestStrictNews_S3_RobotsRefusal(t *testing.T) {
 	}
 }
 
-// ctxStore is a MemStore that refuses to work under a cancelled context, as
+// ctxStore is a MemoryStore that refuses to work under a cancelled context, as
 // a networked store would.
-type ctxStore struct{ backoff.MemStore }
+type ctxStore struct{ backoff.MemoryStore }
 
 func (s *ctxStore) Update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.MemStore.Update(ctx, key, fn)
+	return s.MemoryStore.Update(ctx, key, fn)
 }
 
 // TestObserve_S4_RefusalOutlivesCancelledCaller: a caller that gives up as

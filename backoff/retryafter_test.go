@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseRetryAfter_S4(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		in     string

@@ -70,7 +70,7 @@ type Store interface {
 	Update(ctx context.Context, key string, fn func(cur State, ok bool) (next State, keep bool)) error
 }
 
-// MemStore is the in-memory [Store]. Its zero value is ready to use; it is
+// MemoryStore is the in-memory [Store]. Its zero value is ready to use; it is
 // safe for concurrent use and must not be copied after first use.
 //
 // It holds only hosts that have something against them: a record the
@@ -79,7 +79,7 @@ type Store interface {
 // state cost nothing. A record is compact (about 64 bytes plus the key) and
 // is kept until a success clears it: a refusal is never forgotten because
 // memory ran short.
-type MemStore struct {
+type MemoryStore struct {
 	shards [memShards]memShard
 }
 
@@ -139,7 +139,7 @@ func (p packed) unpack() State {
 	}
 }
 
-func (m *MemStore) shard(key string) *memShard {
+func (m *MemoryStore) shard(key string) *memShard {
 	h := uint32(2166136261) // FNV-1a
 	for i := 0; i < len(key); i++ {
 		h ^= uint32(key[i])
@@ -149,7 +149,7 @@ func (m *MemStore) shard(key string) *memShard {
 }
 
 // Get returns key's record. It never fails.
-func (m *MemStore) Get(_ context.Context, key string) (State, bool, error) {
+func (m *MemoryStore) Get(_ context.Context, key string) (State, bool, error) {
 	sh := m.shard(key)
 	sh.mu.Lock()
 	p, ok := sh.m[key]
@@ -162,7 +162,7 @@ func (m *MemStore) Get(_ context.Context, key string) (State, bool, error) {
 
 // Update replaces key's record by fn's result under the key's shard lock
 // (fn is pure; no I/O happens under the lock). It never fails.
-func (m *MemStore) Update(_ context.Context, key string, fn func(State, bool) (State, bool)) error {
+func (m *MemoryStore) Update(_ context.Context, key string, fn func(State, bool) (State, bool)) error {
 	sh := m.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -185,7 +185,7 @@ func (m *MemStore) Update(_ context.Context, key string, fn func(State, bool) (S
 }
 
 // Len returns the number of records held.
-func (m *MemStore) Len() int {
+func (m *MemoryStore) Len() int {
 	n := 0
 	for i := range m.shards {
 		sh := &m.shards[i]
@@ -207,7 +207,7 @@ type Sweeper interface {
 
 // Sweep deletes the records that hold nothing at now and returns how many
 // it deleted. It holds one shard's lock at a time.
-func (m *MemStore) Sweep(_ context.Context, now time.Time) (int, error) {
+func (m *MemoryStore) Sweep(_ context.Context, now time.Time) (int, error) {
 	n := 0
 	for i := range m.shards {
 		sh := &m.shards[i]

@@ -7,6 +7,7 @@ import (
 	"github.com/politefetch/politefetch/backoff/backofftest"
 )
 
-func TestMemStoreConformance(t *testing.T) {
-	backofftest.Run(t, func() backoff.Store { return new(backoff.MemStore) })
+func TestMemoryStoreConformance(t *testing.T) {
+	t.Parallel()
+	backofftest.Run(t, func() backoff.Store { return new(backoff.MemoryStore) })
 }

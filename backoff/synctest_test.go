@@ -18,6 +18,7 @@ import (
 // Its requests land at 0, 5, 15, 35 and 75 min (the ladder), then once a
 // day (the daily re-check after the fifth strike).
 func TestStrictNews_S4_CrawlerWaitsAsTold(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var clk clock.Clock = clock.Real{} // virtual time inside the bubble
 		l := &backoff.Ledger{}
@@ -48,6 +49,7 @@ func TestStrictNews_S4_CrawlerWaitsAsTold(t *testing.T) {
 // TestLedgerEvents: every refusal, cool-down and suspension reaches the
 // logger and the metrics hook with host, cause and until.
 func TestLedgerEvents(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {

@@ -69,7 +69,7 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		case errors.Is(err, robots.ErrNotHTTPS):
 			re.Reason = NotHTTPS
 		default:
-			var rr *robots.RefusalError
+			var rr *robots.DisallowedError
 			if errors.As(err, &rr) && rr.Outcome == robots.DisallowAll {
 				re.Until = rr.RetryAt
 			}
@@ -141,7 +141,7 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	kind := kindOf(req).ledger()
+	kind := kindOf(req)
 	checkKind := kind
 	if g.CheckOnly {
 		checkKind = backoff.Robots // cool-downs bind every kind; suspension was decided above

@@ -16,40 +16,19 @@ func DefaultTracking() []string {
 }
 
 // Kind says what a Get is for; the ledger suspends articles but not feeds (S4),
-// and images take their own redirect limit and Referer (S7). The zero Kind is
-// KindArticle.
-type Kind uint8
+// and images take their own redirect limit and Referer (S7). It is
+// [backoff.Kind], the one Kind of politefetch. The zero Kind is KindArticle.
+type Kind = backoff.Kind
 
 // The kinds of request.
 const (
-	KindArticle Kind = iota // a page, an API document: the zero Kind
-	KindFeed                // a feed, sitemap or backlog list
-	KindRobots              // a robots.txt file
-	KindImage               // a share image (S7)
+	KindArticle = backoff.Article // a page, an API document: the zero Kind
+	KindFeed    = backoff.Feed    // an RSS, Atom or JSON feed
+	KindRobots  = backoff.Robots  // a robots.txt file
+	KindImage   = backoff.Image   // a share image (S7)
+	KindSitemap = backoff.Sitemap // a sitemap or sitemap index
+	KindAPI     = backoff.API     // a list from a publisher's API
 )
-
-// String returns "article", "feed", "robots" or "image".
-func (k Kind) String() string {
-	switch k {
-	case KindFeed:
-		return "feed"
-	case KindRobots:
-		return "robots"
-	case KindImage:
-		return "image"
-	}
-	return "article"
-}
-
-func (k Kind) ledger() backoff.Kind {
-	switch k {
-	case KindFeed:
-		return backoff.Feed
-	case KindRobots:
-		return backoff.Robots
-	}
-	return backoff.Article
-}
 
 // Source is what one source of the caller's configuration declares: the hosts it
 // may be read from, the query parameters it needs, and its credential (V9b, V10).

@@ -71,22 +71,22 @@ type Policy struct {
 	OnFailure FailureMode
 }
 
-// NewsPolicy is the strict news crawler's policy (S3): RFC 9309 plus 401,
+// StrictNews is the strict news crawler's policy: RFC 9309 plus 401,
 // 403, 429, 5xx and unreachable → disallow the site; cached 1 hour.
-func NewsPolicy() Policy {
+func StrictNews() Policy {
 	return Policy{Status: Strict, TTL: time.Hour, RetryInterval: DefaultRetryInterval}
 }
 
-// DigestPolicy is the digest engine's policy (D1, D13): RFC 9309 status
+// Digest is the digest engine's policy: RFC 9309 status
 // rules, cached 24 hours.
-func DigestPolicy() Policy {
+func Digest() Policy {
 	return Policy{Status: RFC9309, TTL: 24 * time.Hour, RetryInterval: DefaultRetryInterval}
 }
 
-// VaultPolicy is the vault connector's policy (V11): 4xx → allow all, 5xx
+// Vault is the vault connector's policy: 4xx → allow all, 5xx
 // or unreachable → read nothing and retry robots.txt after 15 minutes;
 // cached at most 24 hours.
-func VaultPolicy() Policy {
+func Vault() Policy {
 	return Policy{Status: RFC9309, TTL: 24 * time.Hour, RetryInterval: 15 * time.Minute}
 }
 
@@ -205,7 +205,7 @@ func (c *Cache) init() {
 	})
 }
 
-// Allow returns nil when u may be fetched, or a *[RefusalError] matching
+// Allow returns nil when u may be fetched, or a *[DisallowedError] matching
 // [ErrDisallowed] that says which rule or which fetch outcome forbids it.
 // The robots.txt of u's scheme, host and port is fetched first when it is
 // not cached or expired; "/robots.txt" itself is always allowed without a
@@ -233,13 +233,44 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 			return nil
 		}
 		d := rules.Explain(c.UserAgent, target)
-		return &RefusalError{Host: host, URL: u.Redacted(), Outcome: ParseBody, Status: e.Status,
-			Group: d.Group, Rule: d.Rule, RetryAt: e.Expires}
+		return &DisallowedError{Host: host, URL: u.Redacted(), Outcome: ParseBody, Status: e.Status,
+			Group: d.Group, Rule: d.Rule, Line: d.Line, RetryAt: e.Expires}
 	case AllowAll:
 		return nil
 	}
-	return &RefusalError{Host: host, URL: u.Redacted(), Outcome: DisallowAll, Status: e.Status,
+	return &DisallowedError{Host: host, URL: u.Redacted(), Outcome: DisallowAll, Status: e.Status,
 		RetryAt: e.Expires, Err: e.fetchErr()}
+}
+
+// Explain answers as [Cache.Allow] does, with its reasons: the group that
+// applied (and its User-agent line), the deciding rule and its line, and
+// the record behind the answer (its outcome, status, failure, when it was
+// fetched and until when it stands). It fetches robots.txt first when it
+// is not cached or has expired, as Allow would. Its error is Allow's for a
+// URL it cannot answer for (a scheme it does not read, an invalid host,
+// ctx ended); a refusal is an answer (Allowed false), not an error.
+func (c *Cache) Explain(ctx context.Context, u *url.URL) (Decision, error) {
+	host, err := c.key(u)
+	if err != nil {
+		return Decision{}, err
+	}
+	if isRobotsPath(u.EscapedPath()) {
+		return Decision{Allowed: true, Path: u.RequestURI(), Site: host}, nil
+	}
+	e, err := c.lookup(ctx, host)
+	if err != nil {
+		return Decision{}, err
+	}
+	var d Decision
+	switch e.Outcome {
+	case ParseBody:
+		d = e.rules.Explain(c.UserAgent, u.RequestURI())
+	default:
+		d = Decision{Allowed: e.Outcome == AllowAll, Path: normPath(u.RequestURI())}
+	}
+	d.Site, d.Outcome, d.Status, d.Failure = host, e.Outcome, e.Status, e.Failure
+	d.FetchedAt, d.Expires, d.Stale = e.FetchedAt, e.Expires, e.Stale
+	return d, nil
 }
 
 // key returns the Store key of u's robots.txt: the host key for https, the
@@ -304,7 +335,7 @@ func (c *Cache) CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool
 }
 
 // Sitemaps returns the Sitemap URLs of the host's robots.txt, fetching it
-// first if needed: none when it is absent, a *[RefusalError] when its
+// first if needed: none when it is absent, a *[DisallowedError] when its
 // outcome disallows the site.
 func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 	h, err := normalize(host)
@@ -321,7 +352,7 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 	case AllowAll:
 		return nil, nil
 	}
-	return nil, &RefusalError{Host: h, URL: "https://" + h + "/", Outcome: DisallowAll, Status: e.Status,
+	return nil, &DisallowedError{Host: h, URL: "https://" + h + "/", Outcome: DisallowAll, Status: e.Status,
 		RetryAt: e.Expires, Err: e.fetchErr()}
 }
 
@@ -434,7 +465,7 @@ func (c *Cache) refresh(ctx context.Context, host string) entry {
 
 func (c *Cache) ttl(h http.Header) time.Duration {
 	ttl := c.Policy.ttl()
-	if age, ok := MaxAge(h.Get("Cache-Control")); ok && age < ttl {
+	if age, ok := maxAge(h.Get("Cache-Control")); ok && age < ttl {
 		ttl = age
 	}
 	return max(ttl, MinTTL)
@@ -579,16 +610,4 @@ func isRedirect(st int) bool {
 func discard(b io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(b, 4<<10))
 	b.Close()
-}
-
-// NormalizeHost returns the cache key for a URL's host, the key every
-// per-host decision of politefetch uses (internal/hostkey): lower case, IDNA
-// A-labels, the default https port and a trailing dot removed, IPv6
-// literals bracketed. It returns "" for a host that is not valid.
-func NormalizeHost(h string) string {
-	k, err := hostkey.Normalize(h)
-	if err != nil {
-		return ""
-	}
-	return k
 }

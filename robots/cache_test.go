@@ -101,7 +101,7 @@ func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
 // referee finds no robots violation.
 func TestCache_V11_RobotsBeforeAnyOtherRequest(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.VaultPolicy())
+	web, c, _, _ := setup(t, robots.Vault())
 	for _, h := range []string{"a.example", "b.example"} {
 		web.Site(h).SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private\n\nUser-agent: ExampleBot\nDisallow: /members\n"})
 	}
@@ -151,7 +151,7 @@ func TestCache_V11_RobotsBeforeAnyOtherRequest(t *testing.T) {
 // allowed without a fetch.
 func TestCache_RobotsTxtItselfNeverFetchesItself(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.NewsPolicy())
+	web, c, _, _ := setup(t, robots.StrictNews())
 	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /\n"})
 	if err := c.Allow(context.Background(), mustURL(t, "https://a.example/robots.txt")); err != nil {
 		t.Fatalf("Allow(/robots.txt) = %v", err)
@@ -165,7 +165,7 @@ func TestCache_RobotsTxtItselfNeverFetchesItself(t *testing.T) {
 // hits to one host, under any spelling of its name, make one fetch.
 func TestCache_OneFetchPerHost(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.DigestPolicy())
+	web, c, _, _ := setup(t, robots.Digest())
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 1)
 	web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -207,9 +207,9 @@ func TestCache_TTL(t *testing.T) {
 		pol  robots.Policy
 		ttl  time.Duration
 	}{
-		{"S3_News1h", robots.NewsPolicy(), time.Hour},
-		{"V11_Vault24h", robots.VaultPolicy(), 24 * time.Hour},
-		{"D13_Digest24h", robots.DigestPolicy(), 24 * time.Hour},
+		{"S3_News1h", robots.StrictNews(), time.Hour},
+		{"V11_Vault24h", robots.Vault(), 24 * time.Hour},
+		{"D13_Digest24h", robots.Digest(), 24 * time.Hour},
 		{"ZeroPolicyDefault", robots.Policy{}, robots.DefaultTTL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,7 +232,7 @@ func TestCache_TTL(t *testing.T) {
 			}
 			clk.Advance(time.Second)
 			err := c.Allow(ctx, page)
-			var re *robots.RefusalError
+			var re *robots.DisallowedError
 			if !errors.As(err, &re) || re.Rule != "Disallow: /" || re.Group != "ExampleBot" {
 				t.Fatalf("at the TTL: Allow = %v, want refusal by \"Disallow: /\" in group ExampleBot", err)
 			}
@@ -261,7 +261,7 @@ func TestCache_MaxAgeShorterWins(t *testing.T) {
 	} {
 		t.Run(tc.cc, func(t *testing.T) {
 			t.Parallel()
-			web, c, clk, _ := setup(t, robots.NewsPolicy())
+			web, c, clk, _ := setup(t, robots.StrictNews())
 			web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Cache-Control", tc.cc)
 				io.WriteString(w, "User-agent: *\nDisallow: /x\n")
@@ -316,9 +316,9 @@ func TestCache_StatusPerPreset(t *testing.T) {
 		pol  robots.Policy
 		pick func(outcome) want
 	}{
-		{"S3_News", robots.NewsPolicy(), func(o outcome) want { return o.news }},
-		{"V11_Vault", robots.VaultPolicy(), func(o outcome) want { return o.vault }},
-		{"Digest", robots.DigestPolicy(), func(o outcome) want { return o.digest }},
+		{"S3_News", robots.StrictNews(), func(o outcome) want { return o.news }},
+		{"V11_Vault", robots.Vault(), func(o outcome) want { return o.vault }},
+		{"Digest", robots.Digest(), func(o outcome) want { return o.digest }},
 		{"Google", robots.Policy{Status: robots.Google}, func(o outcome) want { return o.google }},
 	}
 	for _, p := range presets {
@@ -339,7 +339,7 @@ func TestCache_StatusPerPreset(t *testing.T) {
 					page = c.Allow(ctx, mustURL(t, "https://a.example/page"))
 				}
 				x := c.Allow(ctx, mustURL(t, "https://a.example/x/1"))
-				var re *robots.RefusalError
+				var re *robots.DisallowedError
 				switch w := p.pick(tc.out); w {
 				case allowed:
 					if page != nil || x != nil {
@@ -354,10 +354,10 @@ func TestCache_StatusPerPreset(t *testing.T) {
 						t.Fatalf("Allow = %v, %v; want the site disallowed", page, x)
 					}
 					if tc.robots.Status != 0 && re.Status != tc.robots.Status {
-						t.Errorf("RefusalError.Status = %d, want %d", re.Status, tc.robots.Status)
+						t.Errorf("DisallowedError.Status = %d, want %d", re.Status, tc.robots.Status)
 					}
 					if tc.robots.Failure != 0 && re.Err == nil {
-						t.Errorf("RefusalError.Err is nil for a network failure")
+						t.Errorf("DisallowedError.Err is nil for a network failure")
 					}
 				}
 				if n := robotsFetches(web, "a.example"); n != 1 && !tc.timeout {
@@ -378,10 +378,10 @@ func TestCache_V11_RetryAfterFailure(t *testing.T) {
 		pol    robots.Policy
 		robots politetest.Robots
 	}{
-		{"V11_Vault503", robots.VaultPolicy(), politetest.Robots{Status: 503}},
-		{"V11_VaultReset", robots.VaultPolicy(), politetest.Robots{Failure: politetest.FailReset}},
-		{"S3_News403", robots.NewsPolicy(), politetest.Robots{Status: 403}},
-		{"S3_News429", robots.NewsPolicy(), politetest.Robots{Status: 429}},
+		{"V11_Vault503", robots.Vault(), politetest.Robots{Status: 503}},
+		{"V11_VaultReset", robots.Vault(), politetest.Robots{Failure: politetest.FailReset}},
+		{"S3_News403", robots.StrictNews(), politetest.Robots{Status: 403}},
+		{"S3_News429", robots.StrictNews(), politetest.Robots{Status: 429}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -391,7 +391,7 @@ func TestCache_V11_RetryAfterFailure(t *testing.T) {
 			ctx := context.Background()
 			page := mustURL(t, "https://a.example/feed.xml")
 			err := c.Allow(ctx, page)
-			var re *robots.RefusalError
+			var re *robots.DisallowedError
 			if !errors.As(err, &re) || re.Outcome != robots.DisallowAll {
 				t.Fatalf("Allow = %v, want the site disallowed", err)
 			}
@@ -422,7 +422,7 @@ func TestCache_V11_RetryAfterFailure(t *testing.T) {
 // last good copy while the file is unreachable (RFC 9309 §2.4).
 func TestCache_FailureAfterGood(t *testing.T) {
 	t.Parallel()
-	useLast := robots.VaultPolicy()
+	useLast := robots.Vault()
 	useLast.OnFailure = robots.UseLastGood
 	for _, tc := range []struct {
 		name     string
@@ -430,8 +430,8 @@ func TestCache_FailureAfterGood(t *testing.T) {
 		failure  politetest.Robots
 		lastGood bool
 	}{
-		{"S3_NewsDisallows", robots.NewsPolicy(), politetest.Robots{Status: 503}, false},
-		{"V11_VaultDisallows", robots.VaultPolicy(), politetest.Robots{Failure: politetest.FailReset}, false},
+		{"S3_NewsDisallows", robots.StrictNews(), politetest.Robots{Status: 503}, false},
+		{"V11_VaultDisallows", robots.Vault(), politetest.Robots{Failure: politetest.FailReset}, false},
 		{"UseLastGood503", useLast, politetest.Robots{Status: 503}, true},
 		{"UseLastGoodReset", useLast, politetest.Robots{Failure: politetest.FailReset}, true},
 	} {
@@ -480,12 +480,12 @@ func TestCache_R1_Redirects(t *testing.T) {
 		want     want
 		requests int
 	}{
-		{"1", robots.NewsPolicy(), 1, ruled, 2},
-		{"5", robots.NewsPolicy(), 5, ruled, 6},
-		{"6_RFCUnavailable", robots.VaultPolicy(), 6, allowed, 6},
-		{"6_StrictNewsAsRFC", robots.NewsPolicy(), 6, allowed, 6},
+		{"1", robots.StrictNews(), 1, ruled, 2},
+		{"5", robots.StrictNews(), 5, ruled, 6},
+		{"6_RFCUnavailable", robots.Vault(), 6, allowed, 6},
+		{"6_StrictNewsAsRFC", robots.StrictNews(), 6, allowed, 6},
 		{"6_DisallowTooManyRedirects", strictRedirects, 6, disallowed, 6},
-		{"20", robots.DigestPolicy(), 20, allowed, 6},
+		{"20", robots.Digest(), 20, allowed, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -515,7 +515,7 @@ func TestCache_R1_Redirects(t *testing.T) {
 	}
 	t.Run("OtherHost", func(t *testing.T) {
 		t.Parallel()
-		web, c, _, _ := setup(t, robots.NewsPolicy())
+		web, c, _, _ := setup(t, robots.StrictNews())
 		web.Site("cdn.example").SetRobots(politetest.Robots{Body: body})
 		web.Site("a.example").Handle("/robots.txt", http.RedirectHandler("https://cdn.example/robots.txt", http.StatusFound))
 		if err := c.Allow(context.Background(), mustURL(t, "https://a.example/x")); !errors.Is(err, robots.ErrDisallowed) {
@@ -527,7 +527,7 @@ func TestCache_R1_Redirects(t *testing.T) {
 	})
 	t.Run("ToHTTP", func(t *testing.T) {
 		t.Parallel()
-		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web, c, _, _ := setup(t, robots.Vault())
 		web.Site("a.example").Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.RedirectToHTTP})
 		err := c.Allow(context.Background(), mustURL(t, "https://a.example/page"))
 		if !errors.Is(err, robots.ErrDisallowed) || !errors.Is(err, robots.ErrInsecureRedirect) {
@@ -541,7 +541,7 @@ func TestCache_R1_Redirects(t *testing.T) {
 // reading there.
 func TestCache_R1_Oversize(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.NewsPolicy())
+	web, c, _, _ := setup(t, robots.StrictNews())
 	var b strings.Builder
 	b.WriteString("User-agent: *\nDisallow: /early\n")
 	for b.Len() < robots.MaxBodySize-100 {
@@ -583,7 +583,7 @@ func TestCache_TruncatedAndSlowBodies(t *testing.T) {
 	for _, pol := range []struct {
 		name string
 		p    robots.Policy
-	}{{"S3_News", robots.NewsPolicy()}, {"V11_Vault", robots.VaultPolicy()}, {"Digest", robots.DigestPolicy()}} {
+	}{{"S3_News", robots.StrictNews()}, {"V11_Vault", robots.Vault()}, {"Digest", robots.Digest()}} {
 		t.Run(pol.name+"/Truncated", func(t *testing.T) {
 			t.Parallel()
 			web, c, _, _ := setup(t, pol.p)
@@ -618,7 +618,7 @@ func TestCache_TruncatedAndSlowBodies(t *testing.T) {
 // refusal, and the fetch still completes for the others.
 func TestCache_CallerCancelDoesNotPoisonHost(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.VaultPolicy())
+	web, c, _, _ := setup(t, robots.Vault())
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 1)
 	web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -647,7 +647,7 @@ func TestCache_CallerCancelDoesNotPoisonHost(t *testing.T) {
 // feed discovery through Sitemaps.
 func TestCache_CrawlDelayAndSitemaps(t *testing.T) {
 	t.Parallel()
-	web, c, _, _ := setup(t, robots.VaultPolicy())
+	web, c, _, _ := setup(t, robots.Vault())
 	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nCrawl-delay: 1\n\nUser-agent: examplebot\nCrawl-delay: 2.5\nDisallow: /x\n\nSitemap: https://a.example/sitemap_index.xml\n"})
 	web.Site("b.example").SetRobots(politetest.Robots{Status: 503})
 	web.Site("c.example").SetRobots(politetest.Robots{Status: 404})
@@ -686,15 +686,29 @@ func TestCache_NotHTTPS(t *testing.T) {
 	}
 }
 
-func TestNormalizeHost(t *testing.T) {
+// TestCache_HostSpellingsShareOneRecord: every spelling of one host (case,
+// a trailing dot, the default port) is one key, so one robots.txt fetch;
+// a host that is not valid is an error, not a fetch.
+func TestCache_HostSpellingsShareOneRecord(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
-		"Example.COM": "example.com", "example.com.": "example.com", "example.com:443": "example.com",
-		"example.com.:443": "example.com", "example.com:8443": "example.com:8443", "[::1]:443": "[::1]", "[::1]:8443": "[::1]:8443", "[::1].": "", "bücher.example": "xn--bcher-kva.example", "": "", "a b": "",
-	} {
-		if got := robots.NormalizeHost(in); got != want {
-			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
+	web, c, _, _ := setup(t, robots.Digest())
+	web.Site("a.example")
+	ctx := context.Background()
+	for _, h := range []string{"A.example", "a.example.", "a.example:443", "a.EXAMPLE.:443"} {
+		if _, err := c.Lookup(ctx, h); err != nil {
+			t.Fatalf("Lookup(%q): %v", h, err)
 		}
+	}
+	if n := robotsFetches(web, "a.example"); n != 1 {
+		t.Fatalf("%d robots.txt fetches for one host spelt four ways, want 1", n)
+	}
+	for _, h := range []string{"", "a b", "[::1]."} {
+		if _, err := c.Lookup(ctx, h); err == nil {
+			t.Errorf("Lookup(%q) = nil error, want the invalid host refused", h)
+		}
+	}
+	if n := len(web.Requests()); n != 1 {
+		t.Fatalf("%d requests, want only the one robots.txt", n)
 	}
 }
 
@@ -705,7 +719,7 @@ func TestCache_ContentCoding(t *testing.T) {
 	t.Parallel()
 	t.Run("Gzip", func(t *testing.T) {
 		t.Parallel()
-		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web, c, _, _ := setup(t, robots.Vault())
 		web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Encoding", "gzip")
 			zw := gzip.NewWriter(w)
@@ -720,7 +734,7 @@ func TestCache_ContentCoding(t *testing.T) {
 	})
 	t.Run("Deflate", func(t *testing.T) {
 		t.Parallel()
-		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web, c, _, _ := setup(t, robots.Vault())
 		web.Site("a.example").Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Encoding", "deflate")
 			zw := zlib.NewWriter(w)
@@ -734,7 +748,7 @@ func TestCache_ContentCoding(t *testing.T) {
 	})
 	t.Run("Unknown", func(t *testing.T) {
 		t.Parallel()
-		web, c, _, _ := setup(t, robots.VaultPolicy())
+		web, c, _, _ := setup(t, robots.Vault())
 		web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\n"})
 		web.Site("a.example").Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.UnknownEncoding})
 		err := c.Allow(context.Background(), mustURL(t, "https://a.example/page"))
@@ -767,7 +781,7 @@ func TestCache_PlainHTTP(t *testing.T) {
 	}{{"DefaultHTTPSOnly", false}, {"AllowHTTP", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			web, c, _, _ := setup(t, robots.DigestPolicy())
+			web, c, _, _ := setup(t, robots.Digest())
 			c.AllowHTTP = tc.allowHTTP
 			web.Site("a.example").SetRobots(politetest.Robots{Body: body})
 			ctx := context.Background()
@@ -806,4 +820,62 @@ func TestCache_PlainHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCache_Explain: Explain gives Allow's answer with its reasons: the
+// group and its User-agent line, the deciding rule and its line, and the
+// record behind it (outcome, status, when fetched, until when).
+func TestCache_Explain(t *testing.T) {
+	t.Parallel()
+	body := "# news site\nUser-agent: OtherBot\nDisallow: /\n\nUser-agent: *\nAllow: /private/open\nDisallow: /private/\n"
+	for _, tc := range []struct {
+		name    string
+		robots  politetest.Robots
+		url     string
+		want    robots.Decision
+		expires time.Duration
+	}{
+		{"RuleDisallows", politetest.Robots{Body: body}, "https://a.example/private/x",
+			robots.Decision{Allowed: false, Group: "*", AgentLine: 5, Rule: "Disallow: /private/", Line: 7, Path: "/private/x",
+				Outcome: robots.ParseBody, Status: 200}, 24 * time.Hour},
+		{"RuleAllows", politetest.Robots{Body: body}, "https://a.example/private/open?q=1",
+			robots.Decision{Allowed: true, Group: "*", AgentLine: 5, Rule: "Allow: /private/open", Line: 6, Path: "/private/open?q=1",
+				Outcome: robots.ParseBody, Status: 200}, 24 * time.Hour},
+		{"NoRuleMatches", politetest.Robots{Body: body}, "https://a.example/news",
+			robots.Decision{Allowed: true, Group: "*", AgentLine: 5, Path: "/news", Outcome: robots.ParseBody, Status: 200}, 24 * time.Hour},
+		{"Absent", politetest.Robots{Status: 404}, "https://a.example/news",
+			robots.Decision{Allowed: true, Path: "/news", Outcome: robots.AllowAll, Status: 404}, 24 * time.Hour},
+		{"ServerError", politetest.Robots{Status: 503}, "https://a.example/news",
+			robots.Decision{Allowed: false, Path: "/news", Outcome: robots.DisallowAll, Status: 503}, robots.DefaultRetryInterval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web, c, _, _ := setup(t, robots.Digest())
+			web.Site("a.example").SetRobots(tc.robots)
+			u := mustURL(t, tc.url)
+			d, err := c.Explain(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			want.Site, want.FetchedAt, want.Expires = "a.example", epoch, epoch.Add(tc.expires)
+			if d != want {
+				t.Fatalf("Explain(%s) =\n%+v\nwant\n%+v", u, d, want)
+			}
+			if allowed := c.Allow(context.Background(), u) == nil; allowed != d.Allowed {
+				t.Fatalf("Allow says %v, Explain %v", allowed, d.Allowed)
+			}
+			var de *robots.DisallowedError
+			if err := c.Allow(context.Background(), u); errors.As(err, &de) && (de.Rule != d.Rule || de.Line != d.Line || !de.RetryAt.Equal(d.Expires)) {
+				t.Fatalf("DisallowedError %+v disagrees with Explain %+v", de, d)
+			}
+		})
+	}
+	t.Run("NotRead", func(t *testing.T) {
+		t.Parallel()
+		_, c, _, _ := setup(t, robots.Digest())
+		if _, err := c.Explain(context.Background(), mustURL(t, "http://a.example/")); !errors.Is(err, robots.ErrNotHTTPS) {
+			t.Fatalf("Explain(http) = %v; want ErrNotHTTPS", err)
+		}
+	})
 }

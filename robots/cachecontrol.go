@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// MaxAge returns the max-age a Cache-Control header value gives, and
+// maxAge returns the max-age a Cache-Control header value gives, and
 // whether it gives a valid one. "no-store" and "no-cache" count as
 // max-age=0 (the Cache then keeps the file for MinTTL). A malformed
 // max-age is ignored.
-func MaxAge(cc string) (time.Duration, bool) {
+func maxAge(cc string) (time.Duration, bool) {
 	var age time.Duration
 	found := false
 	for cc != "" {

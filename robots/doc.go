@@ -22,30 +22,30 @@
 // A [StatusPolicy] maps a robots.txt fetch's status or network failure to an
 // [Outcome]: [RFC9309] (4xx → allow all; 5xx and failures → disallow all),
 // [Google] (429 → disallow all too) and [Strict] (401, 403 and 429 → disallow
-// all: the strict news crawler, S3).
+// all: the strict news crawler).
 //
 // # The cache
 //
-// [Cache.Allow] fetches https://host/robots.txt through the RoundTripper it
-// is given (the fetch chain's ledger, pacer and identity layers) before
-// answering for any other URL of that host, one fetch per host at a time,
-// following at most [MaxRedirects] redirects and reading at most
-// [MaxBodySize] bytes. A [Policy] sets the status policy, the TTL, the retry
-// interval after a failure and what a failure does after a good copy;
-// [NewsPolicy], [DigestPolicy] and [VaultPolicy] are the three seed
-// documents' choices. State lives in a [Store]; [MemoryStore] is bounded by
-// size and time, and package robotstest checks other implementations.
+// [Cache.Allow] fetches the robots.txt of a URL's scheme, host and port
+// through the RoundTripper it is given (the fetch chain's ledger, pacer and
+// identity layers) before answering for any other URL of that site, one
+// fetch per site at a time, following at most [MaxRedirects] redirects and
+// reading at most [MaxBodySize] bytes. It reads https only unless
+// Cache.AllowHTTP lets it read plain http too; an http site's robots.txt is
+// then read over http and kept apart from the https one. A [Policy] sets
+// the status policy, the TTL, the retry interval after a failure and what a
+// failure does after a good copy; [StrictNews], [Digest] and [Vault] are
+// the three seed documents' choices. [Cache.Explain] says why a URL may or
+// may not be fetched: the group and rule that decided, their lines, and the
+// record behind the answer.
 //
-// # Performance
+// # State
 //
-// On a typical 5 KB file, parsing plus one match runs about 7 times faster
-// than github.com/temoto/robotstxt with 31 allocations instead of 2,327, and
-// a match on a parsed file makes none. The per-request check of a cached
-// host, [Cache.Allow] and then [Cache.CrawlDelay] as the fetch chain's
-// robots gate asks them, makes no allocation either (one for a URL with a
-// query), down from 2 allocations each, and runs 2.5–3 times faster than
-// before in paired runs. BENCHMARKS.md beside this file has the figures and
-// the command that reproduces them:
-//
-//	go test -run='^$' -bench=. -benchmem -count=3 ./robots/
+// The state of each site is a [Record]: plain data (status, body, outcome,
+// fetched-at, expiry), so a [Store] may keep it anywhere, a database or a
+// network service included. The Cache parses each body once into its own
+// in-memory view. [MemoryStore], the default, is bounded by size and time
+// and keeps that view beside the record, so a cached host costs no parse
+// and no allocation per request; package robotstest checks any other
+// implementation.
 package robots

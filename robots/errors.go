@@ -30,10 +30,10 @@ var ErrTruncated = errors.New("robots: robots.txt body truncated")
 // in a content-coding other than gzip or deflate.
 var ErrContentEncoding = errors.New("robots: unsupported content-coding for robots.txt")
 
-// RefusalError is the refusal [Cache.Allow] returns. It matches
+// DisallowedError is the refusal [Cache.Allow] returns. It matches
 // [ErrDisallowed] and, when the refusal comes from a failed fetch, that
 // failure too (errors.Is / errors.As see both).
-type RefusalError struct {
+type DisallowedError struct {
 	// Host is the normalised host whose robots.txt refused.
 	Host string
 	// URL is the refused URL.
@@ -47,6 +47,9 @@ type RefusalError struct {
 	// Group and Rule name the group that applied and the rule that decided,
 	// as in [Decision]; empty for a site-wide refusal.
 	Group, Rule string
+	// Line is the 1-based line of Rule in robots.txt; 0 for a site-wide
+	// refusal.
+	Line int
 	// RetryAt is when robots.txt will next be fetched: the refusal may
 	// change then, not before.
 	RetryAt time.Time
@@ -54,21 +57,33 @@ type RefusalError struct {
 	Err error
 }
 
-// Error describes the refusal.
-func (e *RefusalError) Error() string {
+// Error says once what was refused, by which rule or which robots.txt
+// answer, and until when the answer stands.
+func (e *DisallowedError) Error() string {
 	var b strings.Builder
 	b.WriteString("robots: ")
 	b.WriteString(e.URL)
-	b.WriteString(" disallowed")
+	b.WriteString(" disallowed by robots.txt")
 	switch {
 	case e.Rule != "":
-		b.WriteString(" by \"")
+		b.WriteString(": \"")
 		b.WriteString(e.Rule)
-		b.WriteString("\" in group ")
+		b.WriteString("\"")
+		if e.Line > 0 {
+			b.WriteString(" (line ")
+			b.WriteString(strconv.Itoa(e.Line))
+			b.WriteString(")")
+		}
+		b.WriteString(" in group ")
 		b.WriteString(strconv.Quote(e.Group))
 	case e.Err != nil:
 		b.WriteString(": robots.txt unreachable: ")
-		b.WriteString(e.Err.Error())
+		var fe *FetchError
+		if errors.As(e.Err, &fe) {
+			b.WriteString(fe.cause())
+		} else {
+			b.WriteString(e.Err.Error())
+		}
 	case e.Status != 0:
 		b.WriteString(": robots.txt answered ")
 		b.WriteString(strconv.Itoa(e.Status))
@@ -77,15 +92,14 @@ func (e *RefusalError) Error() string {
 		b.WriteString(e.Outcome.String())
 	}
 	if !e.RetryAt.IsZero() {
-		b.WriteString(" (robots.txt refetched at ")
+		b.WriteString(", until robots.txt is read again at ")
 		b.WriteString(e.RetryAt.UTC().Format(time.RFC3339))
-		b.WriteString(")")
 	}
 	return b.String()
 }
 
 // Unwrap returns ErrDisallowed and, when set, Err.
-func (e *RefusalError) Unwrap() []error {
+func (e *DisallowedError) Unwrap() []error {
 	if e.Err != nil {
 		return []error{ErrDisallowed, e.Err}
 	}
@@ -93,7 +107,7 @@ func (e *RefusalError) Unwrap() []error {
 }
 
 // FetchError is the network failure of a robots.txt fetch, kept in
-// the Cache's view of a [Record] and reported in a [RefusalError]'s Err.
+// the Cache's view of a [Record] and reported in a [DisallowedError]'s Err.
 type FetchError struct {
 	// URL is the robots.txt URL requested when the failure happened (after
 	// redirects).
@@ -107,11 +121,15 @@ type FetchError struct {
 
 // Error describes the failure.
 func (e *FetchError) Error() string {
-	t := e.Text
+	return "robots: fetch " + e.URL + ": " + e.cause()
+}
+
+// cause is the failure's text without the package prefix.
+func (e *FetchError) cause() string {
 	if e.Err != nil {
-		t = e.Err.Error()
+		return e.Err.Error()
 	}
-	return "robots: fetch " + e.URL + ": " + t
+	return e.Text
 }
 
 // Unwrap returns Err.

@@ -16,14 +16,16 @@ func TestErrorStrings(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&RefusalError{URL: "https://a.example/x", Group: "*", Rule: "Disallow: /x", RetryAt: at},
-			`robots: https://a.example/x disallowed by "Disallow: /x" in group "*" (robots.txt refetched at 2026-11-30T09:15:00Z)`},
-		{&RefusalError{URL: "https://a.example/", Outcome: DisallowAll, Err: fe},
-			"robots: https://a.example/ disallowed: robots.txt unreachable: robots: fetch https://a.example/robots.txt: unexpected EOF"},
-		{&RefusalError{URL: "https://a.example/", Outcome: DisallowAll, Status: 403},
-			"robots: https://a.example/ disallowed: robots.txt answered 403"},
-		{&RefusalError{URL: "https://a.example/", Outcome: DisallowAll},
-			"robots: https://a.example/ disallowed: disallow-all"},
+		{&DisallowedError{URL: "https://a.example/x", Group: "*", Rule: "Disallow: /x", Line: 3, RetryAt: at},
+			`robots: https://a.example/x disallowed by robots.txt: "Disallow: /x" (line 3) in group "*", until robots.txt is read again at 2026-11-30T09:15:00Z`},
+		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Err: fe},
+			"robots: https://a.example/ disallowed by robots.txt: robots.txt unreachable: unexpected EOF"},
+		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Err: &FetchError{Text: "connection reset"}},
+			"robots: https://a.example/ disallowed by robots.txt: robots.txt unreachable: connection reset"},
+		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Status: 403},
+			"robots: https://a.example/ disallowed by robots.txt: robots.txt answered 403"},
+		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll},
+			"robots: https://a.example/ disallowed by robots.txt: disallow-all"},
 		{&FetchError{URL: "https://a.example/robots.txt", Text: "connection reset"},
 			"robots: fetch https://a.example/robots.txt: connection reset"},
 	} {
@@ -34,9 +36,9 @@ func TestErrorStrings(t *testing.T) {
 			t.Errorf("%q lacks the package prefix", tc.err.Error())
 		}
 	}
-	re := &RefusalError{Outcome: DisallowAll, Err: fe}
+	re := &DisallowedError{Outcome: DisallowAll, Err: fe}
 	if !errors.Is(re, ErrDisallowed) || !errors.Is(re, io.ErrUnexpectedEOF) {
-		t.Error("RefusalError does not unwrap to ErrDisallowed and its failure")
+		t.Error("DisallowedError does not unwrap to ErrDisallowed and its failure")
 	}
 	var got *FetchError
 	if !errors.As(re, &got) || got != fe {

@@ -68,13 +68,13 @@ func ExampleCache() {
 	c := &robots.Cache{
 		Transport: web.Transport(), // in a crawler: the fetch chain below the robots gate
 		UserAgent: "ExampleBot/1.0 (+https://example.org/bot)",
-		Policy:    robots.VaultPolicy(),
+		Policy:    robots.Vault(),
 	}
 	ctx := context.Background()
 	for _, s := range []string{"https://news.example/feed.xml", "https://news.example/members/1", "https://down.example/feed.xml"} {
 		u, _ := url.Parse(s)
 		err := c.Allow(ctx, u)
-		var re *robots.RefusalError
+		var re *robots.DisallowedError
 		switch {
 		case err == nil:
 			fmt.Println(s, "allowed")

@@ -218,8 +218,8 @@ func FuzzMaxAge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cc string) {
-		if d, ok := MaxAge(cc); d < 0 || (!ok && d != 0) {
-			t.Fatalf("MaxAge(%q) = %v, %v", cc, d, ok)
+		if d, ok := maxAge(cc); d < 0 || (!ok && d != 0) {
+			t.Fatalf("maxAge(%q) = %v, %v", cc, d, ok)
 		}
 	})
 }

@@ -5,14 +5,18 @@ import (
 	"time"
 )
 
-// Decision explains an answer of [Rules.Explain]: which group applied and
-// which rule decided.
+// Decision explains an answer of [Rules.Explain] or [Cache.Explain]: which
+// group applied and which rule decided and, from the Cache, the robots.txt
+// record behind the answer and until when it stands.
 type Decision struct {
 	// Allowed is the answer.
 	Allowed bool
 	// Group is the user-agent of the group that applied, as written in the
 	// file ("FooBot", or "*"); "" when no group applies to the agent.
 	Group string
+	// AgentLine is the 1-based line of the first User-agent line naming
+	// Group, 0 when no group applies.
+	AgentLine int
 	// Rule is the deciding rule in a canonical form ("Disallow: /private"),
 	// "" when none matched and the path is allowed by default.
 	Rule string
@@ -20,6 +24,28 @@ type Decision struct {
 	Line int
 	// Path is the normalised path, parameters and query that were matched.
 	Path string
+
+	// The fields below are the record behind a [Cache.Explain] answer;
+	// [Rules.Explain] leaves them zero.
+
+	// Site is the record's key: the host as every layer keys it, prefixed
+	// with "http://" for a plain-http site.
+	Site string
+	// Outcome is what the robots.txt fetch decided for the whole site: a
+	// DisallowAll answers false whatever the rules, AllowAll true.
+	Outcome Outcome
+	// Status is the HTTP status of that fetch, 0 when none arrived.
+	Status int
+	// Failure is the fetch's failure, "" when a response arrived in full.
+	Failure string
+	// FetchedAt is when the robots.txt behind the answer was fetched.
+	FetchedAt time.Time
+	// Expires is when robots.txt will be fetched again: the answer stands
+	// until then.
+	Expires time.Time
+	// Stale reports a last good copy obeyed while robots.txt is
+	// unreachable (UseLastGood).
+	Stale bool
 }
 
 // Allowed reports whether the agent may fetch rawURL under these rules.
@@ -57,11 +83,15 @@ func (r *Rules) Explain(userAgent, rawURL string) Decision {
 	if s < 0 {
 		return d
 	}
-	d.Group = "*"
+	k := -1
 	if tok := productToken(userAgent); tok != "" {
-		if k := r.findAgent(tok); k >= 0 {
-			d.Group = r.agents[k].name
-		}
+		k = r.findAgent(tok)
+	}
+	if k < 0 {
+		k = r.findAgent("*")
+	}
+	if k >= 0 {
+		d.Group, d.AgentLine = r.agents[k].name, int(r.agents[k].line)
 	}
 	i := r.sets[s].match(path)
 	if i < 0 {

@@ -27,6 +27,7 @@ type Rules struct {
 type agentSet struct {
 	name string // the product token as written in the file
 	set  int
+	line int32 // 1-based line of the first user-agent line naming it
 }
 
 type ruleSet struct {
@@ -57,6 +58,7 @@ type pgroup struct {
 type pagent struct {
 	name  string
 	group int
+	line  int32
 }
 
 type keyKind uint8
@@ -151,7 +153,7 @@ func Parse(body []byte) *Rules {
 				cur++
 			}
 			if tok := agentToken(value); tok != "" {
-				agents = append(agents, pagent{name: tok, group: cur})
+				agents = append(agents, pagent{name: tok, group: cur, line: int32(line)})
 			}
 		case keyAllow, keyDisallow:
 			if cur < 0 {
@@ -351,7 +353,7 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 	for ai, a := range agents {
 		k := r.findAgent(a.name)
 		if k < 0 {
-			r.agents = append(r.agents, agentSet{name: a.name, set: a.group})
+			r.agents = append(r.agents, agentSet{name: a.name, set: a.group, line: a.line})
 			if lower == "" {
 				continue
 			}

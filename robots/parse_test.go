@@ -116,13 +116,13 @@ func TestMaxAge(t *testing.T) {
 		"max-age=60": time.Minute, "public, max-age=3600": time.Hour, `max-age="120"`: 2 * time.Minute,
 		"no-cache": 0, "no-store, max-age=60": 0, "MAX-AGE=5": 5 * time.Second,
 	} {
-		if got, ok := MaxAge(cc); !ok || got != want {
-			t.Errorf("MaxAge(%q) = %v, %v; want %v", cc, got, ok, want)
+		if got, ok := maxAge(cc); !ok || got != want {
+			t.Errorf("maxAge(%q) = %v, %v; want %v", cc, got, ok, want)
 		}
 	}
 	for _, cc := range []string{"", "public", "max-age=x", "max-age=-1", "s-maxage=60"} {
-		if got, ok := MaxAge(cc); ok {
-			t.Errorf("MaxAge(%q) = %v, true; want none", cc, got)
+		if got, ok := maxAge(cc); ok {
+			t.Errorf("maxAge(%q) = %v, true; want none", cc, got)
 		}
 	}
 }

@@ -59,7 +59,7 @@ const (
 	// ("429 is treated as a server error").
 	Google = Disallow429
 	// Strict is RFC9309 plus 401, 403 and 429 → disallow all: the strict
-	// news crawler's policy (S3).
+	// news crawler's policy.
 	Strict = Disallow401 | Disallow403 | Disallow429
 )
 

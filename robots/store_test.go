@@ -241,7 +241,7 @@ func (s *copyStore) Get(ctx context.Context, host string) (robots.Record, bool, 
 func TestCache_StoreOfCopies(t *testing.T) {
 	t.Parallel()
 	robotstest.Run(t, func(*testing.T) robots.Store { return &copyStore{} })
-	web, c, _, _ := setup(t, robots.NewsPolicy())
+	web, c, _, _ := setup(t, robots.StrictNews())
 	c.Store = &copyStore{}
 	web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\nCrawl-delay: 3\nSitemap: https://a.example/s.xml\n"})
 	web.Site("b.example").SetRobots(politetest.Robots{Failure: politetest.FailReset})
@@ -260,7 +260,7 @@ func TestCache_StoreOfCopies(t *testing.T) {
 	if sm, _ := c.Sitemaps(ctx, "a.example"); len(sm) != 1 {
 		t.Errorf("Sitemaps = %q", sm)
 	}
-	var re *robots.RefusalError
+	var re *robots.DisallowedError
 	if err := c.Allow(ctx, mustURL(t, "https://b.example/")); !errors.As(err, &re) || re.Err == nil || re.Outcome != robots.DisallowAll {
 		t.Errorf("Allow(unreachable) = %v; want a refusal carrying the failure text", err)
 	}

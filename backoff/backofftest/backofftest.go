@@ -158,7 +158,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 			t.Fatal(err)
 		}
 		d := l.Check(ctx, "shop.example", backoff.Feed, now.Add(time.Minute))
-		if d.Allowed || d.Reason != backoff.CoolingDown || !d.Until.Equal(now.Add(5*time.Minute)) {
+		if d.Allowed || d.Reason != backoff.Cooldown || !d.Until.Equal(now.Add(5*time.Minute)) {
 			t.Fatalf("Check after a 403 = %+v, want refused (cooling down) until +5m", d)
 		}
 		if d := l.Check(ctx, "shop.example", backoff.Feed, now.Add(5*time.Minute)); !d.Allowed {

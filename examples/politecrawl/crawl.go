@@ -191,7 +191,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		case d.Allowed:
 		case d.Reason == backoff.Suspended:
 			cr.sum.Suspended = append(cr.sum.Suspended, s.Name)
-		case d.Reason == backoff.CoolingDown:
+		case d.Reason == backoff.Cooldown:
 			cr.sum.CooledDown = append(cr.sum.CooledDown, s.Name)
 		}
 	}
