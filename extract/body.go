@@ -23,6 +23,7 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 	}
 	d := &detector{index: make(map[*html.Node]int32, 1024)}
 	d.measure(body, 0)
+	d.markSkipped()
 	roots := d.choose(body)
 	r := renderer{d: d}
 	for _, n := range roots {
@@ -52,6 +53,7 @@ func findElement(n *html.Node, a atom.Atom, depth int) *html.Node {
 // left out.
 type stats struct {
 	n      *html.Node
+	end    int32   // index after the last element below n (the nodes are in document order)
 	text   int32   // bytes of text, whitespace not counted
 	link   int32   // of which inside links
 	paras  int32   // paragraphs of prose below
@@ -62,6 +64,11 @@ type stats struct {
 	skip   bool    // boilerplate: left out of the body
 	note   bool    // a caption or credit: rendered as a Caption, not measured as prose
 	weight float64 // class and id hint
+}
+
+// value is how much s looks like the article's container.
+func (s *stats) value() float64 {
+	return s.score * (1 - s.linkDensity()) * (1 + s.weight/100)
 }
 
 func (s *stats) linkDensity() float64 {
@@ -132,6 +139,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	}
 	d.path = d.path[:len(d.path)-1]
 	s := &d.nodes[i]
+	s.end = int32(len(d.nodes))
 	s.text, s.link, s.block, s.commas = text, link, block, commas
 	switch kind {
 	case kindDrop:
@@ -164,6 +172,21 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	return i
 }
 
+// markSkipped marks every element below a skipped one as skipped too.
+func (d *detector) markSkipped() {
+	until := int32(0)
+	for i := range d.nodes {
+		s := &d.nodes[i]
+		if int32(i) < until {
+			s.skip = true
+			continue
+		}
+		if s.skip {
+			until = s.end
+		}
+	}
+}
+
 // minProse is the shortest text, in bytes, that counts as a paragraph.
 const minProse = 25
 
@@ -194,7 +217,7 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 		if s.skip || s.score <= 0 {
 			continue
 		}
-		f := (s.score + s.weight) * (1 - s.linkDensity())
+		f := s.value()
 		if f > bestScore {
 			best, bestScore = i, f
 		}
@@ -221,7 +244,7 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 		if s == nil || s.skip {
 			continue
 		}
-		f := (s.score + s.weight) * (1 - s.linkDensity())
+		f := s.value()
 		switch {
 		case f >= threshold:
 			out = append(out, c)
@@ -391,7 +414,8 @@ var nameWords = map[string]uint8{
 	"supplemental": wordLayout, "meta": wordLayout,
 
 	"article": wordContent, "body": wordContent, "content": wordContent, "main": wordContent, "entry": wordContent,
-	"story": wordContent, "text": wordContent, "prose": wordContent,
+	"story": wordContent, "text": wordContent, "prose": wordContent, "blog": wordContent, "post": wordContent,
+	"hentry": wordContent,
 
 	"caption": wordNote, "credit": wordNote, "credits": wordNote, "figcaption": wordNote,
 }
