@@ -364,8 +364,10 @@ func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) s
 				names = append(names, v)
 			}
 		case map[string]any:
-			nested = true
-			names = append(names, ldString(a["name"]))
+			if v := ldString(a["name"]); v != "" {
+				nested = true
+				names = append(names, v)
+			}
 		}
 	}
 	if nested {
@@ -439,7 +441,9 @@ func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) s
 			c.addID("json-ld", ldString(id), src("identifier"))
 		}
 	}
-	c.addID("json-ld", ldString(m["@id"]), src("@id"))
+	if id := ldString(m["@id"]); !strings.HasPrefix(id, "_:") {
+		c.addID("json-ld", id, src("@id"))
+	}
 
 	for _, key := range [...]string{"translationOfWork", "isTranslationOf"} {
 		for _, t := range ldList(m[key]) {

@@ -62,7 +62,7 @@ func readMeta(doc *html.Node, page *url.URL, a *Article) {
 	p.readMicrodata(c)
 	p.readMarkup(c)
 	p.readIDs(c)
-	c.fill(a)
+	c.fill(a, p.self())
 }
 
 // pageScan holds what one walk of the tree found.
@@ -285,7 +285,7 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "creator":
 			c.authors.add(m.content, src)
 		case "subject":
-			c.keywords.addList(splitComma(m.content), src)
+			c.keywords.addList(splitComma(strings.ReplaceAll(m.content, ";", ",")), src)
 		case "date", "date.issued", "issued", "created", "date.created":
 			c.published.add(m.content, src)
 		case "modified", "date.modified":

@@ -99,7 +99,7 @@ func (c *cands) addID(scheme, value, source string) {
 }
 
 // fill sets a's metadata from the values gathered.
-func (c *cands) fill(a *Article) {
+func (c *cands) fill(a *Article, self string) {
 	a.Headline = pick(sameText, c.headline.list)
 	a.Description = pick(sameText, c.description.list)
 	a.Section = pick(sameText, c.section.list)
@@ -109,8 +109,9 @@ func (c *cands) fill(a *Article) {
 	a.Language = pick(sameLang, c.language.list, c.htmlLang.list, c.langMeta.list, c.locale.list, c.hreflang.list)
 	a.Published = pickInstant(c.published.list)
 	a.Modified = pickInstant(c.modified.list)
-	// A translation relation only when every source names the same original.
-	if t := pick(sameURL, c.translation.list, c.translationLink.list); len(t.Conflicts) == 0 {
+	// A translation relation only when every source names the same
+	// original, and not the page itself.
+	if t := pick(sameURL, c.translation.list, c.translationLink.list); len(t.Conflicts) == 0 && (self == "" || !sameDoc(t.Value, self)) {
 		a.TranslationOf = t
 	}
 	a.Authors = pickList(c.authors.groups)
