@@ -236,13 +236,17 @@ func (a *admission) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	return a.next.RoundTrip(req)
+	resp, err := a.next.RoundTrip(req)
+	if err != nil {
+		return nil, transportFailure(err)
+	}
+	return resp, nil
 }
 
 func (c *Client) admit(ctx context.Context, u *url.URL, src *Source) error {
 	host, err := hostKey(ctx, u)
 	if err != nil {
-		return err
+		return invalidHost(u, err)
 	}
 	if !strings.EqualFold(u.Scheme, "https") && !(c.policy.AllowHTTP && strings.EqualFold(u.Scheme, "http")) {
 		return &RefusedError{Host: host, URL: u.Redacted(), Reason: NotHTTPS}
@@ -451,7 +455,7 @@ func (c *Client) send(hc *http.Client, req *http.Request) (*http.Response, error
 // readBody reads resp's body in full within the policy's caps and removes its
 // content-codings; the error matches this package's body sentinels.
 func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
-	body, err := decode.Read(resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
+	body, err := decode.ReadContext(resp.Request.Context(), resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
 		decode.Limits{MaxWire: c.policy.MaxWire, MaxDecoded: c.policy.MaxDecoded})
 	if err != nil {
 		return nil, bodyError(err)
@@ -507,6 +511,12 @@ func bodyError(err error) error {
 		s = ErrUnknownCoding
 	case errors.Is(err, decode.ErrCorrupt):
 		s = ErrCorrupt
+	case errors.Is(err, decode.ErrTooManyCodings):
+		s = ErrTooManyCodings
+	case errors.As(err, new(*decode.StoppedError)):
+		// The Get's deadline (or its caller's cancellation) came while the
+		// body was being decoded: the error matches the context's.
+		return fmt.Errorf("fetch: body not decoded in time: %w", err)
 	default:
 		s = ErrTruncated
 	}

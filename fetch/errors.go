@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -21,6 +22,7 @@ const (
 	HostNotAdmitted                    // the host is not admitted for the source
 	UndeclaredParam                    // a redirect added a query parameter the source did not declare
 	TooManyRedirects                   // the redirect limit was reached
+	InvalidHost                        // the host is not a valid name or a canonical IP literal (2130706433, 127.1, 0x7f.1)
 )
 
 var reasonNames = [...]string{
@@ -32,6 +34,7 @@ var reasonNames = [...]string{
 	HostNotAdmitted:  "host not admitted",
 	UndeclaredParam:  "undeclared parameter",
 	TooManyRedirects: "too many redirects",
+	InvalidHost:      "invalid host",
 }
 
 // String returns the reason in words, for example "cool-down".
@@ -53,6 +56,7 @@ var (
 	ErrHostNotAdmitted  = errors.New("fetch: host not admitted for the source")
 	ErrUndeclaredParam  = errors.New("fetch: redirect adds an undeclared query parameter")
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+	ErrInvalidHost      = errors.New("fetch: invalid host")
 )
 
 // Errors about a response body that arrived but may not be deposited (V12). They are
@@ -66,7 +70,7 @@ var (
 	ErrWireTooLarge    = errors.New("fetch: body exceeds the wire byte limit")
 	ErrDecodedTooLarge = errors.New("fetch: decoded body exceeds the byte limit")
 	ErrCorrupt         = errors.New("fetch: corrupt compressed body")
-	ErrTooManyCodings  = errors.New("fetch: too many content-codings")
+	ErrTooManyCodings  = errors.New("fetch: too many content-codings") // more than four stacked
 )
 
 func (r Reason) sentinel() error {
@@ -87,6 +91,8 @@ func (r Reason) sentinel() error {
 		return ErrUndeclaredParam
 	case TooManyRedirects:
 		return ErrTooManyRedirects
+	case InvalidHost:
+		return ErrInvalidHost
 	}
 	return nil
 }
@@ -185,4 +191,42 @@ func waitError(host string, err error) error {
 		return &pacingDeadlineError{host: host, err: err}
 	}
 	return err
+}
+
+// Errors of a response whose header did not arrive within the chain's bounds;
+// each error also wraps net/http's own.
+var (
+	// ErrHeaderTimeout: no response header within Policy.FirstByte of the
+	// request being written.
+	ErrHeaderTimeout = errors.New("fetch: no response header within the first-byte time-out")
+	// ErrHeaderTooLarge: the response header exceeded the chain's limit.
+	ErrHeaderTooLarge = errors.New("fetch: response header too large")
+)
+
+// transportError is a failure of net/http's transport that this package names.
+type transportError struct {
+	sentinel error
+	err      error
+}
+
+func (e *transportError) Error() string   { return e.sentinel.Error() + ": " + e.err.Error() }
+func (e *transportError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// transportFailure maps net/http's header time-out and header-size errors,
+// which it exports under no name, to ErrHeaderTimeout and ErrHeaderTooLarge.
+func transportFailure(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "timeout awaiting response headers"):
+		return &transportError{sentinel: ErrHeaderTimeout, err: err}
+	case strings.Contains(msg, "server response headers exceeded"):
+		return &transportError{sentinel: ErrHeaderTooLarge, err: err}
+	}
+	return err
+}
+
+// invalidHost returns the refusal of u, whose host hostkey could not
+// normalise: the cause is kept, and it is a *RefusedError a caller matches.
+func invalidHost(u *url.URL, err error) error {
+	return &RefusedError{Host: u.Host, URL: u.Redacted(), Reason: InvalidHost, Err: err}
 }

@@ -1,7 +1,9 @@
 package fetch
 
 import (
+	"context"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -104,3 +106,13 @@ const auditInterval = 100 * time.Millisecond
 func auditSlack(interval time.Duration) time.Duration { return politetest.Slack(interval / 2) }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+// mustRequest returns a GET for u.
+func mustRequest(t testing.TB, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

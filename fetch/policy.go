@@ -1,7 +1,10 @@
 package fetch
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -142,12 +145,45 @@ type Credential struct {
 	Hosts  []string // where it may go, as in Policy.Admitted; empty: nowhere
 }
 
-// String hides the value, so a Credential can be printed or logged safely.
+// redacted is what every rendering of a Credential shows instead of its Value.
+const redacted = "[redacted]"
+
+// String hides the value, so a Credential can be printed safely, alone or in a
+// Policy or a Source (%v, %+v, %s).
 func (c Credential) String() string {
 	if c.Header == "" {
 		return "no credential"
 	}
-	return c.Header + ": [redacted] for " + strings.Join(c.Hosts, ",")
+	return c.Header + ": " + redacted + " for " + strings.Join(c.Hosts, ",")
+}
+
+// GoString hides the value from %#v, alone or inside a Policy or a Source.
+func (c Credential) GoString() string {
+	return fmt.Sprintf("fetch.Credential{Header:%q, Value:%q, Hosts:%#v}", c.Header, c.redactedValue(), c.Hosts)
+}
+
+// MarshalJSON hides the value from encoding/json (and from slog's JSON
+// handler), alone or inside a Policy or a Source.
+func (c Credential) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Header string
+		Value  string
+		Hosts  []string
+	}{c.Header, c.redactedValue(), c.Hosts})
+}
+
+// LogValue hides the value from log/slog, whatever the handler.
+func (c Credential) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("header", c.Header), slog.String("value", c.redactedValue()),
+		slog.Any("hosts", c.Hosts))
+}
+
+// redactedValue is redacted when there is a value, "" when there is none.
+func (c Credential) redactedValue() string {
+	if c.Value == "" {
+		return ""
+	}
+	return redacted
 }
 
 // UserAgent returns the User-Agent the policy sends: "Name/Version (+InfoURL)", or

@@ -20,7 +20,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	limit = max(limit, 0)
 	host, err := hostKey(req.Context(), req.URL)
 	if err != nil {
-		return err
+		return invalidHost(req.URL, err)
 	}
 	refuse := func(r Reason) error {
 		return &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: r}

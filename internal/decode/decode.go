@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,11 @@ const (
 	DefaultMaxDecoded = 50 << 20 // 50 MiB
 	// MaxZstdWindow is the largest zstd window accepted (8 MiB).
 	MaxZstdWindow = 8 << 20
+	// MaxCodings is the most content-codings Read removes from one body
+	// ("identity" not counted). Servers apply one, rarely two; a longer
+	// list costs a full decoding pass per entry for nothing but the
+	// sender's amusement, so it is refused before anything is read.
+	MaxCodings = 4
 )
 
 // Limits caps the bytes [Read] accepts.
@@ -62,7 +68,13 @@ type Body struct {
 	Removed []string
 }
 
-// Read reads r in full and removes the content-codings listed in
+// Read is [ReadContext] with a context that never ends, for bodies whose
+// bytes are already at hand.
+func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits) (*Body, error) {
+	return ReadContext(context.Background(), r, contentLength, contentEncoding, lim)
+}
+
+// ReadContext reads r in full and removes the content-codings listed in
 // contentEncoding (the Content-Encoding header values, in the order the
 // codings were applied; each value may itself be a comma-separated list).
 // contentLength is the declared length, or -1 when unknown.
@@ -76,6 +88,12 @@ type Body struct {
 //   - [ErrLengthMismatch]: more bytes than contentLength;
 //   - [ErrUnknownCoding]: a coding other than gzip, x-gzip, deflate, br,
 //     zstd or identity, as an [*UnknownCodingError];
+//   - [ErrTooManyCodings]: more than [MaxCodings] codings, as a
+//     [*TooManyCodingsError], refused before r is read;
+//   - the context's error (context.DeadlineExceeded, context.Canceled)
+//     when ctx ends while the body is decoded: decoding is CPU work that
+//     no connection deadline interrupts, so it checks ctx between the
+//     chunks it reads and stops there;
 //   - [ErrDecodedTooLarge]: more than MaxDecoded bytes once decoded;
 //   - [ErrCorrupt]: a compressed stream that is not valid.
 //
@@ -86,8 +104,9 @@ type Body struct {
 // "deflate" is decoded as zlib-wrapped deflate (RFC 9110), falling back to
 // raw deflate as browsers do. Memory stays within about twice the caps
 // whatever the input: a gzip bomb stops at MaxDecoded. On error Read returns
-// a nil *Body. Read does not close r.
-func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits) (*Body, error) {
+// a nil *Body. ReadContext does not close r; reading r itself ends with
+// ctx only if r does (a response body does).
+func ReadContext(ctx context.Context, r io.Reader, contentLength int64, contentEncoding []string, lim Limits) (*Body, error) {
 	codings, err := parseCodings(contentEncoding)
 	if err != nil {
 		return nil, err
@@ -100,7 +119,7 @@ func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits
 	if contentLength >= 0 {
 		hint = contentLength + 1 // room to notice one byte too many
 	}
-	data, n, err := readCapped(r, maxWire, hint)
+	data, n, err := readCapped(nil, r, maxWire, hint)
 	if err != nil {
 		return nil, &TruncatedError{Got: n, Want: contentLength, Err: err}
 	}
@@ -114,7 +133,10 @@ func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits
 		return nil, fmt.Errorf("%w: read %d bytes, Content-Length %d", ErrLengthMismatch, n, contentLength)
 	}
 	for i := len(codings) - 1; i >= 0; i-- {
-		data, err = decodeOne(codings[i], data, maxDecoded)
+		if err := ctx.Err(); err != nil {
+			return nil, &StoppedError{Coding: codings[i], Err: err}
+		}
+		data, err = decodeOne(ctx, codings[i], data, maxDecoded)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +149,9 @@ func Read(r io.Reader, contentLength int64, contentEncoding []string, lim Limits
 }
 
 // parseCodings flattens the header values into lower-case tokens, dropping
-// identity, and refuses unknown ones.
+// identity, and refuses unknown ones and more than MaxCodings. It stops at
+// the first coding too many, so a header listing thousands costs no more than
+// one listing five.
 func parseCodings(values []string) ([]string, error) {
 	var out []string
 	for _, v := range values {
@@ -136,6 +160,9 @@ func parseCodings(values []string) ([]string, error) {
 			switch tok {
 			case "", "identity":
 			case "gzip", "x-gzip", "deflate", "br", "zstd":
+				if len(out) == MaxCodings {
+					return nil, &TooManyCodingsError{Limit: MaxCodings}
+				}
 				out = append(out, tok)
 			default:
 				return nil, &UnknownCodingError{Coding: tok}
@@ -145,27 +172,27 @@ func parseCodings(values []string) ([]string, error) {
 	return out, nil
 }
 
-func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
+func decodeOne(ctx context.Context, coding string, in []byte, maxDecoded int64) ([]byte, error) {
 	switch coding {
 	case "gzip", "x-gzip":
-		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) })
+		return inflate(ctx, coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) })
 	case "deflate":
 		// RFC 9110 deflate is zlib-wrapped; some servers send raw deflate,
 		// which browsers accept. Try zlib, and raw deflate if zlib fails for
 		// any reason but size; report zlib's error if both fail.
-		out, err := inflate(coding, in, maxDecoded, zlib.NewReader)
-		if err == nil || errors.Is(err, ErrDecodedTooLarge) {
+		out, err := inflate(ctx, coding, in, maxDecoded, zlib.NewReader)
+		if err == nil || errors.Is(err, ErrDecodedTooLarge) || errors.Is(err, errStopped) {
 			return out, err
 		}
-		raw, rawErr := inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return flate.NewReader(r), nil })
-		if rawErr == nil || errors.Is(rawErr, ErrDecodedTooLarge) {
+		raw, rawErr := inflate(ctx, coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return flate.NewReader(r), nil })
+		if rawErr == nil || errors.Is(rawErr, ErrDecodedTooLarge) || errors.Is(rawErr, errStopped) {
 			return raw, rawErr
 		}
 		return nil, err
 	case "br":
-		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(brotli.NewReader(r)), nil })
+		return inflate(ctx, coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(brotli.NewReader(r)), nil })
 	case "zstd":
-		return inflate(coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) {
+		return inflate(ctx, coding, in, maxDecoded, func(r io.Reader) (io.ReadCloser, error) {
 			zr, err := zstd.NewReader(r,
 				zstd.WithDecoderConcurrency(1),
 				zstd.WithDecoderMaxWindow(MaxZstdWindow),
@@ -180,14 +207,17 @@ func decodeOne(coding string, in []byte, maxDecoded int64) ([]byte, error) {
 }
 
 // inflate decodes in with the reader newReader makes, keeping at most
-// maxDecoded bytes.
-func inflate(coding string, in []byte, maxDecoded int64, newReader func(io.Reader) (io.ReadCloser, error)) ([]byte, error) {
+// maxDecoded bytes, and stops when ctx ends.
+func inflate(ctx context.Context, coding string, in []byte, maxDecoded int64, newReader func(io.Reader) (io.ReadCloser, error)) ([]byte, error) {
 	dec, err := newReader(bytes.NewReader(in))
 	if err != nil {
 		return nil, codingErr(coding, err)
 	}
 	defer dec.Close()
-	out, n, err := readCapped(dec, maxDecoded, min(maxDecoded+1, max(4*int64(len(in)), 32<<10)))
+	out, n, err := readCapped(ctx, dec, maxDecoded, min(maxDecoded+1, max(4*int64(len(in)), 32<<10)))
+	if errors.Is(err, errStopped) {
+		return nil, &StoppedError{Coding: coding, Err: ctx.Err()}
+	}
 	if err != nil {
 		return nil, codingErr(coding, err)
 	}
@@ -216,14 +246,24 @@ const firstChunk = 32 << 10
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, firstChunk); return &b }}
 
+// stopEvery is how many bytes readCapped decodes between two looks at its
+// context: small enough that a decoder stops within a millisecond or so of
+// its deadline, large enough that the look costs nothing measurable.
+const stopEvery = 256 << 10
+
+// errStopped is readCapped's report that its context ended.
+var errStopped = errors.New("decode: stopped")
+
 // readCapped reads r until io.EOF or until it holds limit+1 bytes, whichever
-// comes first, and never asks r for more than limit+1 bytes. A body of known
+// comes first, and never asks r for more than limit+1 bytes. A non-nil ctx
+// is checked every stopEvery bytes, and its end stops the read with
+// errStopped. A body of known
 // length (hint > 0) is read into one buffer of hint bytes. Otherwise the
 // first firstChunk bytes go into a pooled buffer and the rest into chunks
 // that double, so a reader that stops early costs little; at the end the
 // bytes are copied into one slice of their exact size. It returns the bytes
 // read (nil when over limit), their number and any error other than io.EOF.
-func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
+func readCapped(ctx context.Context, r io.Reader, limit, hint int64) ([]byte, int64, error) {
 	remaining := limit + 1 // every chunk is cut to it, so r is never asked for more
 	var (
 		chunks [][]byte
@@ -249,8 +289,11 @@ func readCapped(r io.Reader, limit, hint int64) ([]byte, int64, error) {
 		empty := 0
 		for n < len(buf) && err == nil {
 			var m int
-			m, err = r.Read(buf[n:])
+			m, err = r.Read(buf[n:min(len(buf), n+stopEvery)])
 			n += m
+			if ctx != nil && err == nil && ctx.Err() != nil {
+				err = errStopped
+			}
 			if m == 0 && err == nil {
 				if empty++; empty >= 100 {
 					err = io.ErrNoProgress

@@ -13,7 +13,39 @@ var (
 	ErrLengthMismatch  = errors.New("decode: body longer than its Content-Length")
 	ErrUnknownCoding   = errors.New("decode: unknown content-coding")
 	ErrCorrupt         = errors.New("decode: corrupt compressed body")
+	ErrTooManyCodings  = errors.New("decode: too many content-codings")
 )
+
+// TooManyCodingsError reports a Content-Encoding listing more codings than
+// [MaxCodings]. It matches [ErrTooManyCodings].
+type TooManyCodingsError struct {
+	Limit int // the most codings accepted
+}
+
+// Error implements error.
+func (e *TooManyCodingsError) Error() string {
+	return fmt.Sprintf("decode: more than %d content-codings", e.Limit)
+}
+
+// Unwrap returns ErrTooManyCodings.
+func (e *TooManyCodingsError) Unwrap() error { return ErrTooManyCodings }
+
+// StoppedError reports decoding stopped because the context ended. It
+// matches the context's error (context.DeadlineExceeded or
+// context.Canceled).
+type StoppedError struct {
+	Coding string // the coding being removed when the context ended
+	Err    error  // the context's error
+}
+
+// Error implements error.
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("decode: stopped removing %s: %v", e.Coding, e.Err)
+}
+
+// Unwrap returns the context's error, and errStopped for the package's own
+// use.
+func (e *StoppedError) Unwrap() []error { return []error{e.Err, errStopped} }
 
 // LimitError reports a body over one of the [Limits]. Err is
 // [ErrWireTooLarge] or [ErrDecodedTooLarge].
