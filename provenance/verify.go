@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"code.dny.dev/ssrf"
 	"golang.org/x/net/idna"
+
+	"github.com/politefetch/politefetch/internal/netguard"
+	"github.com/politefetch/politefetch/internal/redirect"
 )
 
 // DefaultMaxHops is the number of hops (requests, the final one included)
@@ -287,7 +289,7 @@ func checkHops(p *Proof) ([]string, error) {
 		return nil, fail(0, CheckHops, ErrHopsBroken, fmt.Sprintf("first hop %q is not the requested URL %q", p.Hops[0].URL, p.RequestedURL), nil)
 	}
 	for i, h := range p.Hops[:last] {
-		if !isRedirect(h.Status) {
+		if !redirect.Is(h.Status) {
 			return nil, fail(i, CheckHops, ErrHopsBroken, fmt.Sprintf("status %d is not a redirect but a hop follows", h.Status), nil)
 		}
 		if h.Location == "" {
@@ -340,21 +342,13 @@ func canonicalURL(raw string) string {
 	return c.String()
 }
 
-func isRedirect(status int) bool {
-	switch status {
-	case 301, 302, 303, 307, 308:
-		return true
-	}
-	return false
-}
-
-type guard struct {
-	allow []netip.Prefix
-	g     *ssrf.Guardian
-}
+// guard judges connected IPs by the chain's own address table
+// (internal/netguard), so a proof is refused for exactly the addresses the
+// chain would never have dialled.
+type guard struct{ g *netguard.Guard }
 
 func newGuard(allow []netip.Prefix) guard {
-	return guard{allow: allow, g: ssrf.New()}
+	return guard{g: &netguard.Guard{Allow: allow}}
 }
 
 func checkIP(hop int, s string, g guard) error {
@@ -362,13 +356,7 @@ func checkIP(hop int, s string, g guard) error {
 	if err != nil {
 		return fail(hop, CheckIP, ErrSchema, fmt.Sprintf("connected ip %q", s), err)
 	}
-	ip = ip.WithZone("").Unmap()
-	for _, p := range g.allow {
-		if p.Contains(ip) {
-			return nil
-		}
-	}
-	if err := g.g.SafeAddr(ip); err != nil {
+	if err := g.g.Check(ip.WithZone("")); err != nil {
 		return fail(hop, CheckIP, ErrPrivateIP, "connected ip "+ip.String(), err)
 	}
 	return nil

@@ -1,8 +1,6 @@
 package robots
 
 import (
-	"compress/gzip"
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +15,9 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/decode"
 	"github.com/politefetch/politefetch/internal/hostkey"
+	"github.com/politefetch/politefetch/internal/redirect"
 )
 
 // Defaults for a [Policy] and a [Cache].
@@ -526,7 +526,7 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			return fail(0, err)
 		}
 		st := resp.StatusCode
-		if loc := resp.Header.Get("Location"); isRedirect(st) && loc != "" {
+		if loc := resp.Header.Get("Location"); redirect.Is(st) && loc != "" {
 			discard(resp.Body)
 			if redirects >= MaxRedirects {
 				return fetchResult{status: st, header: resp.Header, err: fmt.Errorf("%w (last %s)", ErrTooManyRedirects, target)}
@@ -550,59 +550,40 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			discard(resp.Body)
 			return fetchResult{status: st, header: resp.Header}
 		}
-		body, err := readBody(resp)
+		body, err := readBody(ctx, resp)
 		resp.Body.Close()
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = fmt.Errorf("%w: %w", ErrTruncated, err)
-			}
 			return fail(st, err)
 		}
 		return fetchResult{status: st, body: body, header: resp.Header}
 	}
 }
 
-// readBody reads at most MaxBodySize+1 decoded bytes of a robots.txt
-// body. The identity layer asks for "Accept-Encoding: identity"; a server
-// that compresses anyway is decoded when it uses gzip or deflate, and any
-// other coding is a failure (its bytes would parse as no rules at all:
-// failing open).
-func readBody(resp *http.Response) ([]byte, error) {
-	var r io.Reader = resp.Body
-	coding := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
-	switch coding {
-	case "", "identity":
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, err
-		}
-		r = zr
-	case "deflate":
-		zr, err := zlib.NewReader(resp.Body)
-		if err != nil {
-			return nil, err
-		}
-		r = zr
-	default:
-		return nil, fmt.Errorf("%w: %q", ErrContentEncoding, coding)
+// readBody reads at most MaxBodySize+1 bytes of a robots.txt body, within
+// ctx, through the one bounded decoder of politefetch (internal/decode). The
+// identity layer asks for "Accept-Encoding: identity": an uncompressed file
+// longer than MaxBodySize is cut there (Parse keeps the first MaxBodySize
+// bytes, RFC 9309 §2.5). A server that compresses anyway is decoded (gzip,
+// deflate, br, zstd) up to the same size; more decoded bytes, a coding the
+// decoder does not know, a truncated or corrupt stream are failures (a
+// garbled file would parse as no rules at all: failing open).
+func readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
+	const limit = MaxBodySize + 1
+	cl := resp.ContentLength
+	if cl > limit {
+		cl = -1 // an oversized file is read up to the limit, not refused
 	}
-	body, err := io.ReadAll(io.LimitReader(r, MaxBodySize+1))
-	if err != nil {
-		return nil, err
+	b, err := decode.ReadContext(ctx, io.LimitReader(resp.Body, limit), cl, resp.Header.Values("Content-Encoding"),
+		decode.Limits{MaxWire: limit, MaxDecoded: limit})
+	switch {
+	case err == nil:
+		return b.Envelope, nil
+	case errors.Is(err, decode.ErrUnknownCoding), errors.Is(err, decode.ErrTooManyCodings):
+		return nil, fmt.Errorf("%w: %w", ErrContentEncoding, err)
+	case errors.Is(err, decode.ErrTruncated):
+		return nil, fmt.Errorf("%w: %w", ErrTruncated, err)
 	}
-	if r == resp.Body && resp.ContentLength > int64(len(body)) && len(body) <= MaxBodySize {
-		return nil, ErrTruncated
-	}
-	return body, nil
-}
-
-func isRedirect(st int) bool {
-	switch st {
-	case 301, 302, 303, 307, 308:
-		return true
-	}
-	return false
+	return nil, err
 }
 
 // discard drains a little of a body so the connection may be reused, then
