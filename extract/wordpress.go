@@ -87,6 +87,15 @@ func wpArticle(v any) (*Article, error) {
 		}
 		return Field{}
 	}
+	// A URL is read only from a string.
+	link := func(path string) Field {
+		for _, x := range get(path) {
+			if s, ok := x.(string); ok && collapse(s) != "" {
+				return Field{Value: collapse(s), Source: "wordpress:" + path}
+			}
+		}
+		return Field{}
+	}
 	a := &Article{}
 	a.Headline = first("title.rendered", true)
 	a.Description = first("excerpt.rendered", true)
@@ -97,7 +106,7 @@ func wpArticle(v any) (*Article, error) {
 	}
 	a.Published = wpInstant(first("date_gmt", false), first("date", false))
 	a.Modified = wpInstant(first("modified_gmt", false), first("modified", false))
-	a.Canonical = first("link", false)
+	a.Canonical = link("link")
 	a.Language = first("lang", false)
 	if id := first("id", false); id.Present() {
 		a.IDs = append(a.IDs, Identifier{Scheme: "wordpress", Value: id.Value, Source: id.Source})
@@ -127,7 +136,7 @@ func wpArticle(v any) (*Article, error) {
 			}
 		}
 	}
-	a.Image = first("_embedded.wp:featuredmedia[0].source_url", false)
+	a.Image = link("_embedded.wp:featuredmedia[0].source_url")
 	for _, x := range get("content.protected") {
 		if b, ok := x.(bool); ok && b {
 			a.Access, a.AccessSource = Gated, "wordpress:content.protected"
