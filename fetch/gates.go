@@ -70,8 +70,8 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 			re.Reason = NotHTTPS
 		default:
 			var rr *robots.DisallowedError
-			if errors.As(err, &rr) && rr.Outcome == robots.DisallowAll {
-				re.Until = rr.RetryAt
+			if errors.As(err, &rr) {
+				re.Until = rr.RetryAt // the answer stands until robots.txt is read again
 			}
 		}
 		return nil, re
