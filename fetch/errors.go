@@ -5,8 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/internal/hostkey"
+	"github.com/politefetch/politefetch/internal/netguard"
+	"github.com/politefetch/politefetch/robots"
 )
 
 // Reason says why the chain refused a request before (or instead of) sending it.
@@ -108,16 +114,138 @@ type RefusedError struct {
 	Err    error     // the underlying cause (a robots or backoff refusal, a dial error), or nil
 }
 
-// Error describes the refusal in one lowercase line.
+// Error says once, in words, what was refused, why and until when:
+//
+//	fetch: refused https://a.example/private/x: robots.txt rule "Disallow: /private" (line 3, group "*") disallows it, until robots.txt is read again at 2026-12-01T14:00:00Z
+//	fetch: refused https://a.example/x: a.example is cooling down after a refusal (status 429), until 2026-12-01T14:30:00Z
+//	fetch: refused ftp://a.example/x: scheme ftp not allowed
 func (e *RefusedError) Error() string {
-	s := "fetch: refused " + e.Host + ": " + e.Reason.String()
+	var b strings.Builder
+	b.WriteString("fetch: refused ")
+	if e.URL != "" {
+		b.WriteString(e.URL)
+	} else {
+		b.WriteString(e.Host)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.why())
 	if !e.Until.IsZero() {
-		s += " until " + e.Until.UTC().Format(time.RFC3339)
+		b.WriteString(", until ")
+		if e.Reason == Robots {
+			b.WriteString("robots.txt is read again at ")
+		}
+		b.WriteString(e.Until.UTC().Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+// why is the reason of the refusal, from its cause where it has one.
+func (e *RefusedError) why() string {
+	switch e.Reason {
+	case Robots:
+		var d *robots.DisallowedError
+		switch {
+		case !errors.As(e.Err, &d):
+			return "robots.txt disallows it"
+		case d.Rule != "":
+			s := "robots.txt rule " + strconv.Quote(d.Rule)
+			if d.Line > 0 {
+				s += " (line " + strconv.Itoa(d.Line) + ", group " + strconv.Quote(d.Group) + ")"
+			}
+			return s + " disallows it"
+		case d.Status != 0:
+			return "robots.txt answered " + strconv.Itoa(d.Status) + ", which disallows the whole site"
+		case d.Err != nil:
+			cause := causeText(d.Err)
+			var fe *robots.FetchError
+			if errors.As(d.Err, &fe) {
+				cause = fe.Text
+				if fe.Err != nil {
+					cause = causeText(fe.Err)
+				}
+			}
+			return "robots.txt could not be read (" + cause + "), which disallows the whole site"
+		}
+		return "robots.txt disallows the whole site"
+	case Cooldown, Suspended:
+		var ce *backoff.CooldownError
+		if errors.As(e.Err, &ce) && ce.Reason == backoff.Unavailable {
+			s := "the refusal ledger could not be read, so nothing is sent"
+			if ce.Err != nil {
+				s += " (" + causeText(ce.Err) + ")"
+			}
+			return s
+		}
+		s := e.Host + " is cooling down after a refusal"
+		if e.Reason == Suspended {
+			kind := "article"
+			if ce != nil {
+				kind = ce.Kind.String()
+			}
+			s = e.Host + " is suspended for " + kind + " requests after repeated refusals"
+		}
+		if ce != nil && ce.Cause != "" {
+			s += " (" + ce.Cause + ")"
+		}
+		return s
+	case BlockedAddr:
+		var be *netguard.BlockedError
+		if errors.As(e.Err, &be) {
+			s := be.Addr.String() + " is not a public address"
+			if be.Host != "" && be.Host != be.Addr.String() {
+				s = be.Host + " resolves to " + be.Addr.String() + ", which is not a public address"
+			}
+			if be.Range != "" {
+				s += " (" + be.Range + ")"
+			}
+			return s
+		}
+		return "the address is not public"
+	case NotHTTPS:
+		if scheme, _, ok := strings.Cut(e.URL, ":"); ok && scheme != "" && !strings.ContainsAny(scheme, "/?#") {
+			return "scheme " + strings.ToLower(scheme) + " not allowed"
+		}
+		return "scheme not allowed"
+	case HostNotAdmitted:
+		return "host " + e.Host + " is not admitted for this source"
+	case UndeclaredParam:
+		var pe *ParamError
+		if errors.As(e.Err, &pe) {
+			return "the redirect adds query parameters the source does not declare: " + strings.Join(pe.Params, ", ")
+		}
+		return "the redirect adds query parameters the source does not declare"
+	case TooManyRedirects:
+		return "more redirects than the policy allows"
+	case InvalidHost:
+		var he *hostkey.HostError
+		if errors.As(e.Err, &he) && he.Reason != "" {
+			return "host " + strconv.Quote(e.Host) + " is not a valid host name or canonical IP address (" + he.Reason + ")"
+		}
+		return "host " + strconv.Quote(e.Host) + " is not a valid host name or canonical IP address"
 	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		return e.Reason.String() + " (" + causeText(e.Err) + ")"
+	}
+	return e.Reason.String()
+}
+
+// causeText is an underlying error's text without its package prefix (a
+// lowercase word and a colon), so that a message names no internal package.
+func causeText(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, ": "); i > 0 && isLowerWord(s[:i]) {
+		return s[i+2:]
 	}
 	return s
+}
+
+func isLowerWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // Unwrap returns the reason's sentinel and the underlying cause.

@@ -61,8 +61,11 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		var ours *RefusedError
 		if errors.As(err, &ours) && ours.Reason != Robots {
 			// robots.txt could not be fetched because we refused to ask for it
-			// (the host cools down): that is the refusal to report.
-			return nil, ours
+			// (the host cools down, its address is not public): that is the
+			// refusal to report, of the URL asked for.
+			r := *ours
+			r.URL = req.URL.Redacted()
+			return nil, &r
 		}
 		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Robots, Err: err}
 		switch {

@@ -137,3 +137,75 @@ func TestCredential_V9_RedactedInEveryRendering(t *testing.T) {
 		t.Fatalf("json value %q, %v", back.Value, err)
 	}
 }
+
+// TestRefusedError_Texts: each refusal says once, in plain words, what was
+// refused, why and until when; no package name of ours appears in it, and no
+// prefix is repeated. Until carries the robots.txt refetch time.
+func TestRefusedError_Texts(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	rules := web.Site("rules.example")
+	rules.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private\n"})
+	down := web.Site("down.example")
+	down.SetRobots(politetest.Robots{Status: 503})
+	rude := web.Site("rude.example")
+	rude.Misbehave("/a", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: time.Hour})
+	p := testPolicy(Digest(), time.Millisecond)
+	p.Admitted = []string{"*.example"}
+	c := newClient(t, web, p)
+	blocked, err := New(p, WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs())) // loopback not admitted
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocked.Close()
+	ctx := context.Background()
+	if res, err := c.Get(ctx, rude.URL("/a")); err != nil || res.Status != 429 {
+		t.Fatalf("429: %v, %v", res, err)
+	}
+	for _, tc := range []struct {
+		name   string
+		c      *Client
+		url    string
+		reason Reason
+		want   string
+		until  bool
+	}{
+		{"robots rule", c, rules.URL("/private/x"), Robots,
+			`fetch: refused ` + rules.URL("/private/x") + `: robots.txt rule "Disallow: /private" (line 2, group "*") disallows it, until robots.txt is read again at `, true},
+		{"robots unreachable", c, down.URL("/x"), Robots,
+			`fetch: refused ` + down.URL("/x") + `: robots.txt answered 503, which disallows the whole site, until robots.txt is read again at `, true},
+		{"cool-down", c, rude.URL("/b"), Cooldown,
+			`fetch: refused ` + rude.URL("/b") + `: rude.example is cooling down after a refusal (status 429), until `, true},
+		{"blocked address", blocked, "https://rules.example/", BlockedAddr,
+			`fetch: refused https://rules.example/: rules.example resolves to 127.0.0.1, which is not a public address (`, false},
+		{"ftp", c, "ftp://files.example/a", NotHTTPS, `fetch: refused ftp://files.example/a: scheme ftp not allowed`, false},
+		{"http", c, "http://plain.example/a", NotHTTPS, `fetch: refused http://plain.example/a: scheme http not allowed`, false},
+		{"not admitted", c, "https://elsewhere.test/a", HostNotAdmitted,
+			`fetch: refused https://elsewhere.test/a: host elsewhere.test is not admitted for this source`, false},
+		{"invalid host", c, "https://127.1/a", InvalidHost,
+			`fetch: refused https://127.1/a: host "127.1" is not a valid host name or canonical IP address (non-canonical IPv4 literal)`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.c.Get(ctx, tc.url)
+			re := refusal(t, err, tc.reason)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, tc.want) {
+				t.Errorf("text\n got  %s\n want %s…", msg, tc.want)
+			}
+			if n := strings.Count(msg, "fetch:"); n != 1 {
+				t.Errorf("%q says fetch: %d times", msg, n)
+			}
+			for _, internal := range []string{"robots:", "backoff:", "netguard:", "hostkey:", "decode:", "dial tcp"} {
+				if strings.Contains(msg, internal) {
+					t.Errorf("%q names %s", msg, internal)
+				}
+			}
+			if got := !re.Until.IsZero(); got != tc.until {
+				t.Errorf("Until = %v, want set: %v", re.Until, tc.until)
+			}
+			if tc.until && !strings.HasSuffix(msg, re.Until.UTC().Format(time.RFC3339)) {
+				t.Errorf("%q does not end with its Until %v", msg, re.Until)
+			}
+		})
+	}
+}
