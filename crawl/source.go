@@ -472,11 +472,3 @@ func (s *Source) interval() time.Duration {
 	}
 	return time.Duration(s.Interval)
 }
-
-// brand is the source's brand.
-func (s *Source) brand() string {
-	if s.Brand == "" {
-		return s.Name
-	}
-	return s.Brand
-}

@@ -1,0 +1,438 @@
+package crawl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/extract"
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/internal/clock"
+)
+
+// Clock is the time a Crawler reads and waits on: Now and After. Nil
+// fields of type Clock mean real time.
+type Clock = clock.Clock
+
+// Defaults of a Crawler's zero fields.
+const (
+	DefaultBacklogInterval = 24 * time.Hour  // V7
+	DefaultRefreshGuard    = 5 * time.Minute // S2
+	DefaultLeaseTTL        = 10 * time.Minute
+	DefaultMaxReads        = 3  // reads of one article per pass (V12)
+	DefaultMaxFailures     = 10 // consecutive deposit failures that stop a pass (V12)
+	DefaultHostQueue       = 1000
+	DefaultQueueSize       = 64
+	DefaultExtractors      = 2
+)
+
+// Errors of a Crawler.
+var (
+	ErrNoClient        = errors.New("crawl: crawler has no fetch client")
+	ErrUnknownSource   = errors.New("crawl: unknown source")
+	ErrInactive        = errors.New("crawl: source is inactive")
+	ErrRefreshDeclined = errors.New("crawl: refresh declined")
+)
+
+// RefreshError says why a Refresh was declined (S2) and when the source's
+// trigger is next read. It matches ErrRefreshDeclined.
+type RefreshError struct {
+	Source string
+	Reason string    // "read within the guard", "the site asked us to slow down or refused us"
+	Next   time.Time // the next scheduled read
+}
+
+func (e *RefreshError) Error() string {
+	return fmt.Sprintf("crawl: refresh of %s declined: %s; next read at %s", e.Source, e.Reason, e.Next.Format(time.RFC3339))
+}
+
+// Is matches ErrRefreshDeclined.
+func (e *RefreshError) Is(target error) bool { return target == ErrRefreshDeclined }
+
+// Crawler runs sources: it reads each active source's trigger at its
+// interval, walks its backlog at start-up and then every BacklogInterval,
+// and reads each announced article through Client, depositing what may be
+// kept. Set Client and Sources; the zero value of every other field works.
+//
+// Politeness is the Client's: its pacer is the only thing that spaces
+// requests, its robots gate and ledger the only things that refuse them.
+// The Crawler decides what to read and when, never how fast.
+//
+// Work on one source happens in a pass ([Crawler.Pass]), under the source's
+// lease in State, so no two passes of one source run at once, even in
+// several processes sharing State (V7). Within a pass, articles are queued
+// per host (at most HostQueue each; the rest wait for the next pass), each
+// host read by its own goroutine, so a slow, cooling or suspended host
+// never holds up the others; what is read flows through bounded queues to
+// the extractors and then to one depositor, so a slow extractor or store
+// holds the readers back instead of growing memory (D7).
+//
+// A Crawler is safe for concurrent use. Do not change its fields after the
+// first call; sources change through Deactivate and Withdraw. It owns no
+// goroutine outside its method calls.
+type Crawler struct {
+	// Client reads everything. Required; the Crawler does not close it.
+	Client *fetch.Client
+	// Sources are the sources to crawl. Each must validate; the first
+	// method call refuses the crawler otherwise.
+	Sources []Source
+	// State keeps schedules, leases, references and counters. Nil: a
+	// MemoryState owned by the Crawler.
+	State State
+	// Deposits receives what is kept. Nil: a MemoryDeposits owned by the
+	// Crawler (see Crawler.Deposited).
+	Deposits Deposits
+	// Clock gives the time. Nil: real time.
+	Clock Clock
+	// Owner names this crawler in pass leases. "": the host name, the
+	// process id and a random suffix.
+	Owner string
+
+	// BacklogInterval is the time between backlog walks. 0:
+	// DefaultBacklogInterval.
+	BacklogInterval time.Duration
+	// RefreshGuard is how long after a trigger read a Refresh is declined
+	// (S2). 0: DefaultRefreshGuard.
+	RefreshGuard time.Duration
+	// LeaseTTL is a pass lease's lifetime, renewed every third of it while
+	// the pass runs. 0: DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// MaxReads bounds the reads of one article in one pass (V12). 0:
+	// DefaultMaxReads.
+	MaxReads int
+	// MaxFailures is how many consecutive deposit failures stop a pass
+	// (V12). 0: DefaultMaxFailures.
+	MaxFailures int
+	// HostQueue bounds the articles of one host queued in one pass. 0:
+	// DefaultHostQueue.
+	HostQueue int
+	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
+	QueueSize int
+	// Extractors is the number of extraction goroutines. 0:
+	// DefaultExtractors.
+	Extractors int
+	// Extract turns a complete read into an article. Nil: extract.HTML for
+	// pages; API documents are deposited without an extracted article.
+	Extract func(src *Source, res *fetch.Result) (*extract.Article, error)
+
+	// OnEvent, when set, is called for every event, from the goroutine
+	// that caused it: it must be quick and safe for concurrent use.
+	OnEvent func(Event)
+	// Logger receives a line per event of note. Nil: silent.
+	Logger *slog.Logger
+
+	once    sync.Once
+	initErr error
+	clk     Clock
+	state   State
+	deps    Deposits
+	owner   string
+
+	mu      sync.Mutex
+	sources map[string]*Source
+	order   []string
+	running map[string]context.CancelFunc
+	counts  counts
+}
+
+func (c *Crawler) init() error {
+	c.once.Do(func() {
+		if c.Client == nil {
+			c.initErr = ErrNoClient
+			return
+		}
+		c.clk = clock.Or(c.Clock)
+		c.state = c.State
+		if c.state == nil {
+			c.state = new(MemoryState)
+		}
+		c.deps = c.Deposits
+		if c.deps == nil {
+			c.deps = new(MemoryDeposits)
+		}
+		c.owner = c.Owner
+		if c.owner == "" {
+			h, _ := os.Hostname()
+			var b [6]byte
+			_, _ = rand.Read(b[:])
+			c.owner = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b[:]))
+		}
+		c.sources = map[string]*Source{}
+		c.running = map[string]context.CancelFunc{}
+		for i := range c.Sources {
+			s := c.Sources[i]
+			if err := s.Validate(); err != nil {
+				c.initErr = err
+				return
+			}
+			if _, dup := c.sources[s.ID]; dup {
+				c.initErr = &SourceError{Source: s.ID, Field: "id", Reason: "two sources share it"}
+				return
+			}
+			s.Admitted = append([]string(nil), s.Admitted...)
+			c.sources[s.ID] = &s
+			c.order = append(c.order, s.ID)
+		}
+	})
+	return c.initErr
+}
+
+// source returns a copy of the named source.
+func (c *Crawler) source(id string) (Source, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sources[id]
+	if s == nil {
+		return Source{}, fmt.Errorf("%w: %s", ErrUnknownSource, id)
+	}
+	return *s, nil
+}
+
+// Deposited returns the Crawler's own MemoryDeposits when Deposits was nil,
+// else nil.
+func (c *Crawler) Deposited() *MemoryDeposits {
+	if c.init() != nil {
+		return nil
+	}
+	m, _ := c.deps.(*MemoryDeposits)
+	if c.Deposits != nil {
+		return nil
+	}
+	return m
+}
+
+// StateStore returns the State the Crawler uses (its own MemoryState when
+// State was nil).
+func (c *Crawler) StateStore() State {
+	if c.init() != nil {
+		return nil
+	}
+	return c.state
+}
+
+// Deactivate marks the source inactive: it is never fetched again, a pass
+// of it under way stops before its next request, and what it deposited
+// stays as it is (V13).
+func (c *Crawler) Deactivate(id string) error {
+	if err := c.init(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sources[id]
+	if s == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownSource, id)
+	}
+	s.Active = false
+	if cancel := c.running[id]; cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// Withdraw deactivates the source and removes what was kept of it: its
+// deposits and its state (S8). It returns how many deposits it removed.
+func (c *Crawler) Withdraw(ctx context.Context, id string) (int, error) {
+	if err := c.Deactivate(id); err != nil {
+		return 0, err
+	}
+	n, err := c.deps.Withdraw(ctx, id)
+	if err != nil {
+		return n, err
+	}
+	c.emit(Event{Kind: EventWithdrawn, Source: id, Count: n})
+	return n, c.state.Forget(ctx, id)
+}
+
+// Refresh reads the source's trigger now and runs a pass over what it
+// announces, as an operator may ask (S2) — unless the trigger was read
+// within RefreshGuard, or the site asked us to slow down or refused us at
+// its last read: then the source is left alone until its next scheduled
+// read, and Refresh returns a *RefreshError saying so, having sent nothing.
+func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
+	if err := c.init(); err != nil {
+		return nil, err
+	}
+	src, err := c.source(id)
+	if err != nil {
+		return nil, err
+	}
+	if !src.Active {
+		return nil, fmt.Errorf("%w: %s", ErrInactive, id)
+	}
+	sc, err := c.state.Schedule(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := c.clk.Now()
+	guard := c.RefreshGuard
+	if guard <= 0 {
+		guard = DefaultRefreshGuard
+	}
+	declined := ""
+	switch {
+	case !sc.LastTrigger.IsZero() && now.Before(sc.LastTrigger.Add(guard)):
+		declined = fmt.Sprintf("read %v ago, within the %v guard", now.Sub(sc.LastTrigger).Round(time.Second), guard)
+	case now.Before(sc.Slowed):
+		declined = "the site asked us to slow down or refused us"
+	}
+	if declined != "" {
+		e := &RefreshError{Source: id, Reason: declined, Next: sc.NextTrigger}
+		c.emit(Event{Kind: EventRefreshDeclined, Source: id, Reason: declined, Err: e})
+		return nil, e
+	}
+	return c.pass(ctx, src, true)
+}
+
+// Pass runs one pass of the source now: its trigger is read if due, its
+// backlog walked if due, then every announced article not yet settled is
+// read (at most MaxReads times in this pass, V12) and deposited as the
+// source allows. It holds the source's lease throughout; when another
+// owner holds it, Pass returns a *LeaseError matching ErrLeaseHeld, having
+// sent nothing.
+func (c *Crawler) Pass(ctx context.Context, id string) (*PassReport, error) {
+	if err := c.init(); err != nil {
+		return nil, err
+	}
+	src, err := c.source(id)
+	if err != nil {
+		return nil, err
+	}
+	if !src.Active {
+		return nil, fmt.Errorf("%w: %s", ErrInactive, id)
+	}
+	return c.pass(ctx, src, false)
+}
+
+// RunOnce runs one pass of every active source, at once (each source's
+// hosts still paced by the Client), and returns their reports in the order
+// of Sources. A source whose lease is held elsewhere reports the
+// *LeaseError in its report's Err.
+func (c *Crawler) RunOnce(ctx context.Context) ([]*PassReport, error) {
+	if err := c.init(); err != nil {
+		return nil, err
+	}
+	ids := c.activeIDs()
+	reports := make([]*PassReport, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Pass(ctx, id)
+			if r == nil {
+				r = &PassReport{Source: id}
+			}
+			if err != nil && r.Err == nil {
+				r.Err = err
+			}
+			reports[i] = r
+		}()
+	}
+	wg.Wait()
+	return reports, ctx.Err()
+}
+
+func (c *Crawler) activeIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for _, id := range c.order {
+		if c.sources[id].Active {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Run crawls until ctx ends: each active source's pass starts when its
+// trigger or its backlog is due (as State's schedule says, so a restarted
+// crawler keeps the schedule), one pass per source at a time. It returns
+// ctx's error, or an error that stops every source (an invalid source, a
+// State that cannot answer at start).
+func (c *Crawler) Run(ctx context.Context) error {
+	if err := c.init(); err != nil {
+		return err
+	}
+	done := make(chan string, len(c.order))
+	busy := map[string]bool{}
+	held := map[string]time.Time{} // sources whose lease another owner holds: not before
+	var heldMu sync.Mutex
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		now := c.clk.Now()
+		var next time.Time
+		for _, id := range c.activeIDs() {
+			if busy[id] {
+				continue
+			}
+			src, err := c.source(id)
+			if err != nil {
+				continue
+			}
+			sc, err := c.state.Schedule(ctx, id)
+			if err != nil {
+				c.emit(Event{Kind: EventStoreError, Source: id, Err: err})
+				sc = Schedule{NextTrigger: now.Add(time.Minute)}
+			}
+			due := sc.NextTrigger
+			if src.Backlog != nil && sc.NextBacklog.Before(due) {
+				due = sc.NextBacklog
+			}
+			heldMu.Lock()
+			if h := held[id]; due.Before(h) {
+				due = h
+			}
+			heldMu.Unlock()
+			if !due.After(now) {
+				busy[id] = true
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { done <- id }()
+					_, err := c.pass(ctx, src, false)
+					var le *LeaseError
+					if errors.As(err, &le) && errors.Is(err, ErrLeaseHeld) {
+						// Another process runs this source's pass: look
+						// again when its lease ends.
+						heldMu.Lock()
+						held[id] = le.Held.Expires
+						heldMu.Unlock()
+					}
+				}()
+				continue
+			}
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+		}
+		var wake <-chan time.Time
+		if !next.IsZero() {
+			wake = c.clk.After(next.Sub(now))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case id := <-done:
+			delete(busy, id)
+		case <-wake:
+		}
+	}
+}
+
+// hostOf is the frontier key of a URL: its host, as the chain keys it.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}

@@ -1,0 +1,777 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/extract"
+	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
+)
+
+// PassReport is what one pass of one source did.
+type PassReport struct {
+	Source string
+	Pass   uint64 // the pass number the lease gave; 0 when no lease was had
+	Start  time.Time
+	End    time.Time
+
+	TriggerRead bool // the trigger was read in this pass
+	Trigger     ListReport
+	BacklogRead bool // the backlog was walked in this pass
+	Backlog     ListReport
+
+	Queued     int // articles queued for reading
+	Deferred   int // articles beyond HostQueue, left for the next pass
+	Deposited  int // deposited in full (V12)
+	Excerpted  int // kept as the feed's excerpt (S5, S6)
+	Excluded   int // gated (D12), or nothing that may be kept
+	Mismatched int // identifiers disagreed (V3)
+	Refused    int // not sent: refused by the chain (robots, cool-down, …)
+	Failed     int // read, but not a complete 200, or unreadable, or not stored
+	Skipped    int // already read MaxReads times in this pass (V12)
+	// Stopped reports that MaxFailures consecutive deposit failures
+	// stopped the pass (V12).
+	Stopped bool
+	// Err is why the pass could not run or ended early (a lease held
+	// elsewhere, a store error, ctx), or nil.
+	Err error
+}
+
+// ListReport is what a read of a trigger or a walk of a backlog found.
+type ListReport struct {
+	Refs        int   // references read
+	New         int   // of them, never seen before
+	NotModified int   // feeds answered 304 (D4)
+	Err         error // the first failure, or nil
+}
+
+func (c *Crawler) limits() (ttl time.Duration, reads, failures, hostQ, q, ex int) {
+	ttl, reads, failures, hostQ, q, ex = c.LeaseTTL, c.MaxReads, c.MaxFailures, c.HostQueue, c.QueueSize, c.Extractors
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	if reads <= 0 {
+		reads = DefaultMaxReads
+	}
+	if failures <= 0 {
+		failures = DefaultMaxFailures
+	}
+	if hostQ <= 0 {
+		hostQ = DefaultHostQueue
+	}
+	if q <= 0 {
+		q = DefaultQueueSize
+	}
+	if ex <= 0 {
+		ex = DefaultExtractors
+	}
+	return
+}
+
+// pass runs one pass of src under its lease.
+func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*PassReport, error) {
+	ttl, _, _, _, _, _ := c.limits()
+	rep := &PassReport{Source: src.ID, Start: c.clk.Now()}
+	lease, err := c.state.AcquireLease(ctx, src.ID, c.owner, rep.Start, ttl)
+	if err != nil {
+		rep.Err = err
+		return rep, err
+	}
+	rep.Pass = lease.Pass
+	pctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.running[src.ID] = cancel
+	active := c.sources[src.ID].Active
+	c.mu.Unlock()
+	var renew sync.WaitGroup
+	defer func() {
+		cancel()
+		renew.Wait()
+		c.mu.Lock()
+		delete(c.running, src.ID)
+		c.mu.Unlock()
+		_ = c.state.ReleaseLease(context.WithoutCancel(ctx), src.ID, c.owner)
+	}()
+	if !active { // deactivated between the lookup and the lease
+		rep.Err = fmt.Errorf("%w: %s", ErrInactive, src.ID)
+		return rep, rep.Err
+	}
+	renew.Add(1)
+	go func() {
+		defer renew.Done()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-c.clk.After(ttl / 3):
+			}
+			if _, err := c.state.RenewLease(pctx, src.ID, c.owner, c.clk.Now(), ttl); err != nil {
+				if pctx.Err() == nil {
+					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Err: err})
+				}
+				cancel() // never two passes at once: stop before the next request
+				return
+			}
+		}
+	}()
+	c.emit(Event{Kind: EventPassStarted, Source: src.ID, Count: int(lease.Pass)})
+
+	sc, err := c.state.Schedule(pctx, src.ID)
+	if err != nil {
+		return c.endPass(rep, err)
+	}
+	now := c.clk.Now()
+	if forceTrigger || !sc.NextTrigger.After(now) {
+		c.readTrigger(pctx, &src, rep)
+	}
+	if src.Backlog != nil && !sc.NextBacklog.After(now) {
+		c.walkBacklog(pctx, &src, rep)
+	}
+	if err := pctx.Err(); err != nil {
+		return c.endPass(rep, c.passErr(ctx, src.ID, err))
+	}
+	err = c.readArticles(pctx, &src, lease.Pass, rep)
+	if err == nil {
+		err = pctx.Err()
+	}
+	if err != nil {
+		err = c.passErr(ctx, src.ID, err)
+	}
+	return c.endPass(rep, err)
+}
+
+// passErr says why a pass's context ended: the caller's, a deactivation, or
+// a lost lease.
+func (c *Crawler) passErr(ctx context.Context, id string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, context.Canceled) {
+		c.mu.Lock()
+		active := c.sources[id].Active
+		c.mu.Unlock()
+		if !active {
+			return fmt.Errorf("%w: %s", ErrInactive, id)
+		}
+		return fmt.Errorf("%w: source %s", ErrLeaseLost, id)
+	}
+	return err
+}
+
+func (c *Crawler) endPass(rep *PassReport, err error) (*PassReport, error) {
+	rep.End = c.clk.Now()
+	rep.Err = err
+	c.emit(Event{Kind: EventPassEnded, Source: rep.Source, Count: int(rep.Pass), Err: err, Pass: rep})
+	return rep, err
+}
+
+func (c *Crawler) updateSchedule(ctx context.Context, id string, f func(*Schedule)) error {
+	sc, err := c.state.Schedule(ctx, id)
+	if err != nil {
+		return err
+	}
+	f(&sc)
+	return c.state.SetSchedule(ctx, id, sc)
+}
+
+// slowedBy reports whether a trigger read's error is the site asking us
+// to slow down or refusing us, or the chain refusing for it (S2).
+func slowedBy(err error) bool {
+	var re *fetch.RefusedError
+	if errors.As(err, &re) {
+		return re.Reason == fetch.Cooldown || re.Reason == fetch.Suspended || re.Reason == fetch.Robots
+	}
+	var se *feed.StatusError
+	if errors.As(err, &se) {
+		switch se.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			return true
+		}
+	}
+	return false
+}
+
+// keepsExcerpts reports whether the source keeps anything of its trigger:
+// never under the vault policy (V1).
+func keepsExcerpts(src *Source) bool { return src.Policy.Preset != Vault }
+
+// readTrigger reads the source's trigger and records what it announces.
+func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport) {
+	rep.TriggerRead = true
+	sent := c.clk.Now()
+	slowed := false
+	doer := c.Client.Doer(fetch.KindFeed)
+	fail := func(u string, err error) {
+		if rep.Trigger.Err == nil {
+			rep.Trigger.Err = err
+		}
+		slowed = slowed || slowedBy(err)
+		c.emit(Event{Kind: EventTriggerFailed, Source: src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
+	}
+	if len(src.Trigger.Feeds) > 0 {
+		r := &feed.Reader{Client: doer, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
+		for _, u := range src.Trigger.Feeds {
+			res, err := r.Read(ctx, u)
+			if err != nil {
+				fail(u, err)
+				continue
+			}
+			if res.NotModified {
+				rep.Trigger.NotModified++
+				c.emit(Event{Kind: EventNotModified, Source: src.ID, Host: hostOf(u), URL: u})
+				continue
+			}
+			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(u), URL: u, Count: len(res.Feed.Items)})
+			for _, it := range res.Feed.Items {
+				r := RefState{URL: it.Link, FeedID: it.ID, Published: it.Published}
+				if keepsExcerpts(src) {
+					ex := it.Excerpt()
+					r.Excerpt = &ex
+				}
+				c.see(ctx, src, it.ID, r, &rep.Trigger, nil)
+			}
+		}
+	} else {
+		spec := *src.Trigger.API
+		spec.MaxPages = 1
+		w := &feed.APIWalker{Client: doer, Spec: spec, Keep: src.Params, Clock: c.clk}
+		n := 0
+		for ref, err := range w.Walk(ctx, feed.Stop{}) {
+			if err != nil {
+				fail(spec.URL, err)
+				break
+			}
+			n++
+			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, nil)
+		}
+		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
+	}
+	if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
+		sc.LastTrigger = sent
+		sc.NextTrigger = sent.Add(src.interval())
+		sc.Slowed = time.Time{}
+		if slowed {
+			sc.Slowed = sc.NextTrigger
+		}
+	}); err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+	}
+}
+
+// see records one announced reference. byURL, when set, maps the URLs of
+// references already known to their keys, so a list naming a known article
+// adds its identifier to the same record (where V3 compares them).
+func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string) {
+	lr.Refs++
+	if r.URL == "" || !src.admits(hostOf(r.URL)) {
+		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "host not admitted (V10)"})
+		return
+	}
+	switch {
+	case src.Identifier == IDFromURL:
+		r.Key = r.URL
+	case byURL[r.URL] != "":
+		r.Key = byURL[r.URL]
+	default:
+		r.Key = id
+	}
+	if r.Key == "" {
+		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "no CMS identifier (V3)"})
+		return
+	}
+	now := c.clk.Now()
+	got, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
+	if err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+		return
+	}
+	if byURL != nil {
+		byURL[r.URL] = r.Key
+	}
+	if got.FirstSeen.Equal(now) {
+		lr.New++
+	}
+}
+
+// walkBacklog walks the source's backlog list (V4) and records what it
+// names.
+func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport) {
+	rep.BacklogRead = true
+	b := src.Backlog
+	doer := c.Client.Doer(fetch.KindFeed)
+	var w feed.Walker
+	switch b.Kind {
+	case BacklogSitemap:
+		w = &feed.SitemapWalker{Client: doer, URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
+	case BacklogWordPress:
+		w = &feed.APIWalker{Client: doer, Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
+	default:
+		w = &feed.APIWalker{Client: doer, Spec: *b.API, Keep: src.Params, Clock: c.clk}
+	}
+	refs, err := c.state.Refs(ctx, src.ID)
+	if err != nil {
+		rep.Backlog.Err = err
+		return
+	}
+	byURL := make(map[string]string, len(refs))
+	for _, r := range refs {
+		byURL[r.URL] = r.Key
+	}
+	known := feed.KnownFunc(func(ref feed.Ref) bool {
+		if src.Identifier == IDFromURL || ref.ID == "" {
+			return byURL[ref.URL] != ""
+		}
+		k := byURL[ref.URL]
+		return k != "" && k == ref.ID
+	})
+	complete := true
+	for ref, err := range w.Walk(ctx, feed.Stop{Floor: b.Floor, Known: known, Now: c.clk.Now()}) {
+		if err != nil {
+			rep.Backlog.Err = err
+			complete = false
+			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
+			break
+		}
+		c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL)
+	}
+	c.emit(Event{Kind: EventBacklogWalked, Source: src.ID, Count: rep.Backlog.Refs})
+	now := c.clk.Now()
+	interval := c.BacklogInterval
+	if interval <= 0 {
+		interval = DefaultBacklogInterval
+	}
+	if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
+		if complete {
+			sc.LastBacklog = now
+		}
+		// A walk that failed is tried again at the next interval too: the
+		// next pass's trigger reads keep the source current meanwhile.
+		sc.NextBacklog = now.Add(interval)
+	}); err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+	}
+}
+
+// job is one article on its way through the stages.
+type job struct {
+	ref      RefState
+	host     string
+	url      string
+	excerpt  bool // no full-text licence: keep the excerpt only (S6)
+	skipped  bool // MaxReads reached in this pass
+	res      *fetch.Result
+	err      error
+	article  *extract.Article
+	xerr     error
+	cooldown bool // the chain refused for the host's cool-down or suspension
+}
+
+// readArticles reads every pending article of the source through the
+// stages: per-host readers, extractors, one depositor (D7).
+func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, rep *PassReport) error {
+	_, maxReads, maxFailures, hostQ, qsize, nex := c.limits()
+	refs, err := c.state.Refs(ctx, src.ID)
+	if err != nil {
+		return err
+	}
+	fsrc := fetch.Source{Admitted: src.Admitted, Params: src.Params}
+	if src.Read.Method == ReadCMSAPI {
+		v, err := src.Read.Credential.Resolve()
+		if err != nil {
+			return err
+		}
+		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
+	}
+	hosts := map[string][]*job{}
+	var order []string
+	var direct []*job // excerpt-only: no read
+	for _, r := range refs {
+		if r.Outcome != Pending {
+			continue
+		}
+		j := &job{ref: r, url: articleURL(src, r)}
+		if !src.FullText {
+			j.excerpt = true
+			direct = append(direct, j)
+			continue
+		}
+		j.host = hostOf(j.url)
+		if len(hosts[j.host]) >= hostQ {
+			rep.Deferred++
+			continue
+		}
+		if hosts[j.host] == nil {
+			order = append(order, j.host)
+		}
+		hosts[j.host] = append(hosts[j.host], j)
+		rep.Queued++
+	}
+
+	stop, stopPass := context.WithCancel(ctx)
+	defer stopPass()
+	gate := newFailGate(maxFailures)
+	context.AfterFunc(stop, gate.close)
+	extractQ := make(chan *job, qsize)
+	depositQ := make(chan *job, qsize)
+
+	var readers sync.WaitGroup
+	for _, h := range order {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for _, j := range hosts[h] {
+				if !gate.enter() {
+					return
+				}
+				c.read(stop, src, pass, maxReads, fsrc, j)
+				select {
+				case extractQ <- j:
+				case <-stop.Done():
+					return
+				}
+				if j.cooldown {
+					// The host is cooling down or suspended: its other
+					// articles wait for the next pass, and the others'
+					// hosts go on.
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		for _, j := range direct {
+			select {
+			case extractQ <- j:
+			case <-stop.Done():
+			}
+		}
+		readers.Wait()
+		close(extractQ)
+	}()
+	var extractors sync.WaitGroup
+	for range nex {
+		extractors.Add(1)
+		go func() {
+			defer extractors.Done()
+			for j := range extractQ {
+				c.extract(src, j)
+				depositQ <- j
+			}
+		}()
+	}
+	go func() {
+		extractors.Wait()
+		close(depositQ)
+	}()
+	var storeErr error
+	for j := range depositQ {
+		failed, err := c.settle(ctx, src, j, rep)
+		if err != nil && storeErr == nil {
+			storeErr = err
+			stopPass()
+		}
+		n := -1
+		if failed != nil {
+			n, err = c.state.Failure(context.WithoutCancel(ctx), src.ID, pass, *failed)
+			if err != nil {
+				if storeErr == nil {
+					storeErr = err
+				}
+				n = -1
+				stopPass()
+			} else if n >= maxFailures && !rep.Stopped {
+				rep.Stopped = true
+				c.emit(Event{Kind: EventPassStopped, Source: src.ID, Count: n})
+				stopPass()
+			}
+		}
+		if !j.excerpt {
+			gate.leave(n)
+		}
+	}
+	return storeErr
+}
+
+// articleURL is where the source's article is read (V2).
+func articleURL(src *Source, r RefState) string {
+	switch src.Read.Method {
+	case ReadPublicAPI, ReadCMSAPI:
+		return strings.ReplaceAll(src.Read.URL, "{id}", url.PathEscape(r.Key))
+	}
+	return r.URL
+}
+
+// read counts one attempt and reads the article once.
+func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads int, fsrc fetch.Source, j *job) {
+	n, err := c.state.Attempt(ctx, src.ID, pass, j.ref.Key)
+	if err != nil {
+		j.err = err
+		return
+	}
+	if n > maxReads {
+		j.skipped = true
+		return
+	}
+	j.res, j.err = c.Client.Get(ctx, j.url, fetch.AsKind(fetch.KindArticle), fetch.WithSource(fsrc))
+	var re *fetch.RefusedError
+	if errors.As(j.err, &re) && (re.Reason == fetch.Cooldown || re.Reason == fetch.Suspended) {
+		j.cooldown = true
+	}
+}
+
+// extract fills j.article from a complete read.
+func (c *Crawler) extract(src *Source, j *job) {
+	if j.res == nil || j.err != nil || !j.res.Complete() {
+		return
+	}
+	switch {
+	case c.Extract != nil:
+		j.article, j.xerr = c.Extract(src, j.res)
+	case src.Read.Method == "" || src.Read.Method == ReadPage:
+		u, err := url.Parse(j.res.FinalURL)
+		if err != nil || j.res.FinalURL == "" {
+			u, _ = url.Parse(j.url)
+		}
+		j.article, j.xerr = extract.HTML(j.res.Body, u, &extract.Options{ContentType: j.res.Header.Get("Content-Type")})
+	}
+}
+
+// serverRefused reports a response that is the publisher refusing us.
+func serverRefused(res *fetch.Result) bool {
+	if res == nil {
+		return false
+	}
+	switch res.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		return true
+	}
+	_, ok := backoff.DetectChallenge(res.Status, res.Header, res.Body)
+	return ok
+}
+
+// settle decides what becomes of one article: it deposits, records, and
+// says whether the outcome counts as a deposit failure (nil: neither a
+// failure nor a success, as when nothing was sent).
+func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassReport) (failed *bool, err error) {
+	yes, no := true, false
+	ctx = context.WithoutCancel(ctx)
+	now := c.clk.Now()
+	ev := Event{Source: src.ID, Host: j.host, URL: j.url, Key: j.ref.Key}
+	switch {
+	case j.skipped:
+		rep.Skipped++
+		ev.Kind, ev.Reason = EventSkipped, fmt.Sprintf("read %d times in this pass (V12)", c.maxReads())
+		c.emit(ev)
+		return nil, nil
+	case j.excerpt:
+		if j.ref.Excerpt == nil {
+			rep.Excluded++
+			ev.Kind, ev.Reason = EventExcluded, "no full-text licence and no excerpt kept (S6)"
+			c.emit(ev)
+			return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+		}
+		if _, err := c.putExcerpt(ctx, src, j, now); err != nil {
+			rep.Failed++
+			return &yes, nil
+		}
+		rep.Excerpted++
+		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excerpted, "no full-text licence (S6)", now)
+	case j.err != nil:
+		var re *fetch.RefusedError
+		if errors.As(j.err, &re) {
+			rep.Refused++
+			ev.Kind, ev.Reason, ev.Err = EventRefused, re.Reason.String(), j.err
+			c.emit(ev)
+			if j.ref.Excerpt != nil {
+				_, _ = c.putExcerpt(ctx, src, j, now) // S5: the story as the feed tells it
+			}
+			return nil, nil
+		}
+		rep.Failed++
+		ev.Kind, ev.Err = EventFailed, j.err
+		if j.res != nil {
+			ev.Status = j.res.Status
+		}
+		c.emit(ev)
+		return &yes, nil
+	case !j.res.Complete():
+		rep.Failed++
+		ev.Kind, ev.Status, ev.Err = EventFailed, j.res.Status, j.res.Depositable()
+		if serverRefused(j.res) {
+			ev.Reason = "refused by the publisher"
+			if j.ref.Excerpt != nil {
+				_, _ = c.putExcerpt(ctx, src, j, now) // S5
+			}
+		}
+		c.emit(ev)
+		return &yes, nil
+	}
+	ev.Status = j.res.Status
+	if j.article != nil && j.article.Access == extract.Gated {
+		rep.Excluded++
+		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+" (D12)"
+		c.emit(ev)
+		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+	}
+	if ok, ids := identifiersAgree(src, j.ref, j.article); !ok {
+		rep.Mismatched++
+		ev.Kind, ev.IDs = EventMismatch, ids
+		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q (V3)", ids[0], ids[1], ids[2])
+		c.emit(ev)
+		return &yes, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
+	}
+	d := &Deposit{
+		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
+		Envelope: j.res.Body, MediaType: j.res.MediaType, Proof: j.res.Proof, Article: j.article,
+	}
+	if d.URL == "" {
+		d.URL = j.url
+	}
+	if j.res.Proof != nil {
+		d.ReadAt = j.res.Proof.ReadAt
+		d.Digest = j.res.Proof.Digest
+	}
+	if d.Digest == "" {
+		d.Digest = d.Sum()
+	}
+	if _, err := c.deps.Put(ctx, d); err != nil {
+		rep.Failed++
+		ev.Kind, ev.Err = EventFailed, err
+		c.emit(ev)
+		return &yes, nil
+	}
+	rep.Deposited++
+	ev.Kind, ev.Bytes = EventDeposited, int64(len(d.Envelope))
+	c.emit(ev)
+	return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Deposited, "", now)
+}
+
+func (c *Crawler) maxReads() int {
+	_, r, _, _, _, _ := c.limits()
+	return r
+}
+
+func (c *Crawler) putExcerpt(ctx context.Context, src *Source, j *job, now time.Time) (bool, error) {
+	d := &Deposit{Source: src.ID, Key: j.ref.Key, URL: j.ref.Excerpt.Link, ReadAt: now, Excerpt: j.ref.Excerpt}
+	if d.URL == "" {
+		d.URL = j.ref.URL
+	}
+	d.Digest = d.Sum()
+	added, err := c.deps.Put(ctx, d)
+	if err != nil {
+		c.emit(Event{Kind: EventFailed, Source: src.ID, URL: d.URL, Key: d.Key, Err: err})
+		return false, err
+	}
+	if added {
+		c.emit(Event{Kind: EventExcerpted, Source: src.ID, Host: j.host, URL: d.URL, Key: d.Key})
+	}
+	return added, nil
+}
+
+// identifiersAgree compares the identifiers the trigger, the backlog list
+// and the article gave (V3): every one that was given must be the same
+// string. The article's is the one of its identifiers equal to the key,
+// else its first; an article naming none, or a source identified by URL,
+// has nothing to compare.
+func identifiersAgree(src *Source, r RefState, a *extract.Article) (bool, [3]string) {
+	ids := [3]string{r.FeedID, r.ListID, ""}
+	if src.Identifier == IDFromURL {
+		return true, ids
+	}
+	if a != nil && len(a.IDs) > 0 {
+		ids[2] = a.IDs[0].Value
+		for _, id := range a.IDs {
+			if id.Value == r.Key {
+				ids[2] = id.Value
+				break
+			}
+		}
+	}
+	want := ""
+	for _, v := range ids {
+		if v == "" {
+			continue
+		}
+		if want == "" {
+			want = v
+		} else if v != want {
+			return false, ids
+		}
+	}
+	return true, ids
+}
+
+// reasonOf names a failure's cause briefly, for events and counts.
+func reasonOf(err error) string {
+	var re *fetch.RefusedError
+	var se *feed.StatusError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &re):
+		return re.Reason.String()
+	case errors.As(err, &se):
+		return fmt.Sprint(se.StatusCode)
+	}
+	return "error"
+}
+
+// failGate holds a pass's reads back so that a pass never sends a read
+// that could only follow its last allowed failure (V12): reads start only
+// while the consecutive failures plus the reads not yet settled stay under
+// the limit. Safe for concurrent use.
+type failGate struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	max     int
+	fails   int
+	pending int
+	closed  bool
+}
+
+func newFailGate(max int) *failGate {
+	g := &failGate{max: max}
+	g.cond.L = &g.mu
+	return g
+}
+
+// enter waits for room to start a read; false once the pass has stopped.
+func (g *failGate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.closed && g.fails+g.pending >= g.max {
+		g.cond.Wait()
+	}
+	if g.closed {
+		return false
+	}
+	g.pending++
+	return true
+}
+
+// leave settles one read; fails is the consecutive failures after it, or
+// negative when unchanged.
+func (g *failGate) leave(fails int) {
+	g.mu.Lock()
+	g.pending--
+	if fails >= 0 {
+		g.fails = fails
+	}
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
+
+func (g *failGate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
