@@ -77,7 +77,6 @@ type pageScan struct {
 	scope       *html.Node
 	scopeType   string
 	itemAuthors []*html.Node
-	relAuthors  []*html.Node
 	bodyClass   string
 	drupalNodes []string
 }
