@@ -17,7 +17,6 @@ import (
 )
 
 // envelope is what the test publisher serves at /article.
-var envelope = []byte("<!doctype html><title>Budget vote</title><p>The council voted the budget.</p>\n")
 
 // bed is a loopback publisher: one TLS server that picks its certificate by
 // SNI (see pki.certificate) and one plain-http server, both reachable under
@@ -52,7 +51,7 @@ func newBed(t *testing.T) *bed {
 	srv := httptest.NewUnstartedServer(mux)
 	srv.TLS = &tls.Config{
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return b.pki.certificate(hello.ServerName), nil
+			return b.pki.Certificate(hello.ServerName), nil
 		},
 	}
 	srv.StartTLS()
@@ -103,7 +102,7 @@ func (b *bed) capture(t *testing.T, raw string, at time.Time, verifyTLS bool) (*
 			return d.DialContext(ctx, network, target)
 		},
 		TLSClientConfig: &tls.Config{
-			RootCAs:            b.pki.pool,
+			RootCAs:            b.pki.Pool,
 			Time:               func() time.Time { return at },
 			InsecureSkipVerify: !verifyTLS, // recording only; provenance.Verify judges the chain
 		},

@@ -1,7 +1,7 @@
 // Package provenance records and checks proofs of fetch: which https address
 // was read, when, over which TLS connection, with which certificate chain as
 // the server presented it, and the SHA-256 digest of the envelope (the body
-// after removing its content-codings). See V5 and V6 of the requirements.
+// after removing its content-codings).
 //
 // A [Proof] is filled by the fetch chain, one [Hop] per request (built with
 // [HopFromTLS] from each hop's [tls.ConnectionState]), and serialised as the
@@ -21,6 +21,7 @@
 // more: no revocation status is checked, and it is not a signature by the
 // publisher.
 //
-// [WriteWARC] and [ReadWARC] export deposits (envelope, headers and proof) as
-// WARC 1.1 files with github.com/nlnwa/gowarc/v3.
+// Package provenance/warc exports deposits (envelope, headers and proof) as
+// WARC 1.1 files; it lives apart so that importers of the fetch chain do not
+// compile a WARC library.
 package provenance

@@ -1,10 +1,8 @@
 package provenance_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/politefetch/politefetch/provenance"
 )
@@ -38,31 +36,4 @@ func ExampleDigestOf() {
 	fmt.Println(provenance.DigestOf([]byte("hello\n")))
 	// Output:
 	// sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03
-}
-
-// Archive a deposit as WARC 1.1, read it back, and verify it again.
-func ExampleWriteWARC() {
-	proof, env, opts := fixture(newPKI())
-	var file bytes.Buffer
-	err := provenance.WriteWARC(&file, provenance.Deposit{
-		Proof:          proof,
-		Envelope:       env,
-		Status:         200,
-		RequestHeader:  http.Header{"User-Agent": {"example/1"}, "Accept": {"text/html"}, "Accept-Encoding": {"identity"}},
-		ResponseHeader: http.Header{"Content-Type": {"text/html; charset=utf-8"}},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for d, err := range provenance.ReadWARC(&file) {
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		_, err := provenance.Verify(d.Proof, d.Envelope, opts)
-		fmt.Println(d.Status, d.Proof.FinalURL, len(d.Envelope), "bytes, verifies:", err == nil)
-	}
-	// Output:
-	// 200 https://news.example/article 78 bytes, verifies: true
 }

@@ -2,7 +2,6 @@ package provenance_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,37 +15,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// fixture is a fixed proof of a read of https://news.example/article after
-// two redirects, with the test PKI's chain: the same bytes on every run.
-func fixture(k *pki) (*provenance.Proof, []byte, provenance.VerifyOptions) {
-	chain := []string{base64.StdEncoding.EncodeToString(k.good.Raw), base64.StdEncoding.EncodeToString(k.inter.Raw)}
-	hop := func(u string, status int, loc string, hs time.Time, resumed bool) provenance.Hop {
-		return provenance.Hop{URL: u, Status: status, Location: loc, ConnectedIP: "93.184.215.14",
-			TLSVersion: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", SNI: "news.example",
-			HandshakeAt: hs, Resumed: resumed, Chain: chain}
-	}
-	p := &provenance.Proof{
-		Schema:       provenance.Schema,
-		RequestedURL: "https://news.example/r1",
-		FinalURL:     "https://news.example/article",
-		ReadAt:       readAt,
-		Hops: []provenance.Hop{
-			hop("https://news.example/r1", 302, "/r2", readAt.Add(-30*time.Millisecond), false),
-			hop("https://news.example/r2", 301, "https://news.example/article", readAt.Add(-30*time.Millisecond), false),
-			hop("https://news.example/article", 200, "", readAt.Add(-30*time.Millisecond), false),
-		},
-		Digest:         provenance.DigestOf(envelope),
-		Length:         int64(len(envelope)),
-		CodingsRemoved: []string{"gzip"},
-		SDKVersion:     provenance.SDKVersion,
-	}
-	opts := provenance.VerifyOptions{Roots: k.pool, RootsLabel: "test-root"}
-	if _, err := provenance.Seal(p, envelope, opts); err != nil {
-		panic(err)
-	}
-	return p, bytes.Clone(envelope), opts
-}
 
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {

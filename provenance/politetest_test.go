@@ -15,6 +15,7 @@ import (
 
 	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/provenance/warc"
 )
 
 // fetchProof reads raw through rt the way the fetch chain does (redirects
@@ -134,7 +135,7 @@ func TestVerify_V6_Politetest(t *testing.T) {
 		{name: "missing intermediate (leaf alone, CA not a root)", path: a.Path, want: provenance.ErrMissingIntermediate,
 			breakIt: func(p *provenance.Proof, env *[]byte, o *provenance.VerifyOptions) {
 				p.Hops[0].Chain = p.Hops[0].Chain[:1]
-				o.Roots = newPKI().pool
+				o.Roots = newPKI().Pool
 			}},
 		{name: "wrong name (another site's chain)", path: "/moved", want: provenance.ErrNameMismatch,
 			breakIt: func(p *provenance.Proof, env *[]byte, o *provenance.VerifyOptions) { p.Hops[1].Chain = p.Hops[0].Chain }},
@@ -179,13 +180,13 @@ func TestVerify_V6_Politetest(t *testing.T) {
 				t.Errorf("anchor bundle = %q, want %q", got, want)
 			}
 			// The deposit goes to WARC and comes back verifiable (V5, V6).
-			var warc bytes.Buffer
-			if err := provenance.WriteWARC(&warc, provenance.Deposit{Proof: p, Envelope: env, Status: p.Hops[len(p.Hops)-1].Status,
+			var archive bytes.Buffer
+			if err := warc.Write(&archive, warc.Deposit{Proof: p, Envelope: env, Status: p.Hops[len(p.Hops)-1].Status,
 				ResponseHeader: http.Header{"Content-Type": {"text/html"}}}); err != nil {
 				t.Fatal(err)
 			}
 			n := 0
-			for d, err := range provenance.ReadWARC(&warc) {
+			for d, err := range warc.Read(&archive) {
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,7 +20,7 @@ import (
 func TestVerify_V6_LiveTLS(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
-	testRoots := provenance.VerifyOptions{Roots: b.pki.pool, RootsLabel: "test-root", AllowPrefixes: b.loopbacks}
+	testRoots := provenance.VerifyOptions{Roots: b.pki.Pool, RootsLabel: "test-root", AllowPrefixes: b.loopbacks}
 
 	cases := []struct {
 		name      string
@@ -114,7 +114,7 @@ func TestVerify_V6_LiveTLS(t *testing.T) {
 				if got, want := v.FinalURL, p.FinalURL; got != want {
 					t.Errorf("FinalURL = %q, want %q", got, want)
 				}
-				if got, want := v.Anchor.Subject, b.pki.root.Subject.String(); got != want {
+				if got, want := v.Anchor.Subject, b.pki.Root.Subject.String(); got != want {
 					t.Errorf("anchor subject = %q, want %q", got, want)
 				}
 				if got, want := v.Anchor.Bundle, "test-root"; got != want {
@@ -164,14 +164,14 @@ func TestSeal(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
 	p, env := b.capture(t, b.url("news.example", "/article"), readAt, true)
-	opts := provenance.VerifyOptions{Roots: b.pki.pool, RootsLabel: "test-root", AllowPrefixes: b.loopbacks}
+	opts := provenance.VerifyOptions{Roots: b.pki.Pool, RootsLabel: "test-root", AllowPrefixes: b.loopbacks}
 	if _, err := provenance.Seal(p, env, opts); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
 	if p.Anchor == nil {
 		t.Fatal("Seal left Anchor nil")
 	}
-	if got, want := p.Anchor.RootSHA256, sha256Hex(b.pki.root.Raw); got != want {
+	if got, want := p.Anchor.RootSHA256, sha256Hex(b.pki.Root.Raw); got != want {
 		t.Errorf("anchor root = %s, want %s", got, want)
 	}
 	if _, err := provenance.Verify(p, env, opts); err != nil {
@@ -208,7 +208,7 @@ func TestIPChecks(t *testing.T) {
 			p := *base
 			p.Hops = slices.Clone(base.Hops)
 			p.Hops[0].ConnectedIP = tc.ip
-			_, err := provenance.Verify(&p, env, provenance.VerifyOptions{Roots: b.pki.pool, AllowPrefixes: tc.allow})
+			_, err := provenance.Verify(&p, env, provenance.VerifyOptions{Roots: b.pki.Pool, AllowPrefixes: tc.allow})
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("Verify with ip %q: %v, want %v", tc.ip, err, tc.want)
 			}
@@ -238,7 +238,7 @@ func TestURLChecks(t *testing.T) {
 		t.Run(tc.url, func(t *testing.T) {
 			p := *base
 			p.FinalURL = tc.url
-			_, err := provenance.Verify(&p, env, provenance.VerifyOptions{Roots: b.pki.pool, AllowPrefixes: b.loopbacks})
+			_, err := provenance.Verify(&p, env, provenance.VerifyOptions{Roots: b.pki.Pool, AllowPrefixes: b.loopbacks})
 			if !errors.Is(err, tc.want) {
 				t.Errorf("Verify with final URL %q: %v, want %v", tc.url, err, tc.want)
 			}
@@ -262,7 +262,7 @@ func TestPinnedRoots(t *testing.T) {
 		t.Errorf("Version = %q, want a module version", info.Version)
 	}
 	// A fresh pool each call: changing one does not change the next.
-	pool.AddCert(newPKI().root)
+	pool.AddCert(newPKI().Root)
 	again, _ := provenance.PinnedRoots()
 	if pool.Equal(again) {
 		t.Error("PinnedRoots returned a pool shared with an earlier caller")

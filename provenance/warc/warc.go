@@ -1,4 +1,14 @@
-package provenance
+// Package warc writes deposits (an article's envelope, its HTTP exchange and
+// its proof of fetch) as WARC 1.1 records and reads them back, apart from
+// package provenance so that importers of the fetch chain do not compile a
+// WARC library they never use.
+//
+// A [Writer] writes, per deposit, a request and a response record (or a
+// resource record when there was no HTTP exchange) and a metadata record
+// carrying the proof's JSON; record IDs and dates are derived from the
+// deposit, so the same deposits always give the same bytes. [Read] reads
+// them back; verify each proof with provenance.Verify.
+package warc
 
 import (
 	"bufio"
@@ -19,16 +29,19 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nlnwa/gowarc/v3"
+
+	"github.com/politefetch/politefetch/provenance"
 )
 
-// ErrWARC reports a WARC file that [ReadWARC] cannot turn into deposits.
-var ErrWARC = errors.New("provenance: bad warc")
+// ErrInvalid reports a WARC file that [Read] cannot turn into deposits, or a
+// deposit that [Writer.Write] cannot write.
+var ErrInvalid = errors.New("warc: not a valid deposit file")
 
 // Deposit is one article as archived: its proof, its envelope (the body after
 // removing content-codings) and, for an HTTP read, the request and response
 // headers and status.
 type Deposit struct {
-	Proof          *Proof
+	Proof          *provenance.Proof
 	Envelope       []byte
 	RequestHeader  http.Header // headers sent (Host is taken from the final URL); nil for none
 	ResponseHeader http.Header // headers received
@@ -38,7 +51,7 @@ type Deposit struct {
 
 // WARC names of the records and fields this package writes.
 const (
-	warcSoftware = "politefetch/" + SDKVersion
+	warcSoftware = "politefetch/" + provenance.SDKVersion
 	jsonType     = "application/json"
 	httpRespType = "application/http;msgtype=response"
 	httpReqType  = "application/http;msgtype=request"
@@ -66,7 +79,7 @@ func newRecordBuilder(t gowarc.RecordType) gowarc.WarcRecordBuilder {
 	return gowarc.NewRecordBuilder(t, gowarc.WithStrictValidation(), gowarc.WithDefaultDigestAlgorithm("sha256"))
 }
 
-// WARCWriter writes deposits to W as WARC 1.1 records: a warcinfo record
+// Writer writes deposits to W as WARC 1.1 records: a warcinfo record
 // before the first deposit, then per deposit a request, a response (HTTP
 // status line, headers and envelope) or a resource record, and a metadata
 // record carrying the proof's JSON (WARC-Refers-To the response). Record IDs
@@ -75,18 +88,18 @@ func newRecordBuilder(t gowarc.RecordType) gowarc.WarcRecordBuilder {
 // payload digest of the response is the proof's digest.
 //
 // Set W (and Gzip, to compress each record as its own gzip member for a
-// .warc.gz file) before the first Write. A WARCWriter is not safe for
+// .warc.gz file) before the first Write. A Writer is not safe for
 // concurrent use; the caller closes W.
-type WARCWriter struct {
+type Writer struct {
 	W    io.Writer
 	Gzip bool
 
 	wroteInfo bool
 }
 
-// WriteWARC writes deps to w as an uncompressed WARC 1.1 file.
-func WriteWARC(w io.Writer, deps ...Deposit) error {
-	ww := &WARCWriter{W: w}
+// Write writes deps to w as an uncompressed WARC 1.1 file.
+func Write(w io.Writer, deps ...Deposit) error {
+	ww := &Writer{W: w}
 	for _, d := range deps {
 		if err := ww.Write(d); err != nil {
 			return err
@@ -97,9 +110,9 @@ func WriteWARC(w io.Writer, deps ...Deposit) error {
 
 // Write appends the records of one deposit, preceded by a warcinfo record on
 // the first call.
-func (ww *WARCWriter) Write(d Deposit) error {
+func (ww *Writer) Write(d Deposit) error {
 	if d.Proof == nil {
-		return fmt.Errorf("%w: deposit without proof", ErrWARC)
+		return fmt.Errorf("%w: deposit without proof", ErrInvalid)
 	}
 	proofJSON, err := json.Marshal(d.Proof)
 	if err != nil {
@@ -124,9 +137,9 @@ func (ww *WARCWriter) Write(d Deposit) error {
 			}
 		}
 		rb.AddWarcHeader(gowarc.ContentLength, strconv.Itoa(len(block)))
-		rb.AddWarcHeader(gowarc.WarcBlockDigest, DigestOf(block))
+		rb.AddWarcHeader(gowarc.WarcBlockDigest, provenance.DigestOf(block))
 		if payload != nil {
-			rb.AddWarcHeader(gowarc.WarcPayloadDigest, DigestOf(payload))
+			rb.AddWarcHeader(gowarc.WarcPayloadDigest, provenance.DigestOf(payload))
 		}
 		if _, err := rb.Write(block); err != nil {
 			rb.Close()
@@ -134,7 +147,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 		}
 		r, _, err := rb.Build()
 		if err != nil {
-			return fmt.Errorf("%w: building %s record: %v", ErrWARC, t, err)
+			return fmt.Errorf("%w: building %s record: %v", ErrInvalid, t, err)
 		}
 		// gowarc writes names it does not know in Go's canonical case
 		// (Warc-Protocol); names are case-insensitive, but spell them as
@@ -154,10 +167,10 @@ func (ww *WARCWriter) Write(d Deposit) error {
 	if !ww.wroteInfo {
 		info := "software: " + warcSoftware + "\r\n" +
 			"format: WARC File Format 1.1\r\n" +
-			"description: deposits with proofs of fetch (" + Schema + ")\r\n"
+			"description: deposits with proofs of fetch (" + provenance.Schema + ")\r\n"
 		if err := build(gowarc.Warcinfo, [][2]string{
 			{gowarc.WarcRecordID, "<" + id("warcinfo") + ">"},
-			{gowarc.WarcDate, date.Format(TimeFormat)},
+			{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
 			{gowarc.ContentType, gowarc.ApplicationWarcFields},
 		}, []byte(info), nil); err != nil {
 			return err
@@ -165,7 +178,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 	}
 
 	var protocols []string
-	last := Hop{}
+	last := provenance.Hop{}
 	if len(p.Hops) > 0 {
 		last = p.Hops[len(p.Hops)-1]
 	}
@@ -191,7 +204,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 		}
 		if err := build(gowarc.Request, common(
 			[2]string{gowarc.WarcRecordID, "<" + id("request") + ">"},
-			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
 			[2]string{gowarc.WarcTargetURI, p.FinalURL},
 			[2]string{gowarc.WarcConcurrentTo, mainID},
 			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
@@ -202,7 +215,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 		resp := responseBlock(d.Status, d.ResponseHeader, d.Envelope)
 		if err := build(gowarc.Response, common(
 			[2]string{gowarc.WarcRecordID, mainID},
-			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
 			[2]string{gowarc.WarcTargetURI, p.FinalURL},
 			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
 			[2]string{gowarc.ContentType, httpRespType},
@@ -216,7 +229,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 		}
 		if err := build(gowarc.Resource, common(
 			[2]string{gowarc.WarcRecordID, mainID},
-			[2]string{gowarc.WarcDate, date.Format(TimeFormat)},
+			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
 			[2]string{gowarc.WarcTargetURI, p.FinalURL},
 			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
 			[2]string{gowarc.ContentType, ct},
@@ -226,7 +239,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 	}
 	if err := build(gowarc.Metadata, [][2]string{
 		{gowarc.WarcRecordID, "<" + id("metadata") + ">"},
-		{gowarc.WarcDate, date.Format(TimeFormat)},
+		{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
 		{gowarc.WarcTargetURI, p.FinalURL},
 		{gowarc.WarcRefersTo, mainID},
 		{gowarc.ContentType, jsonType},
@@ -244,7 +257,7 @@ func (ww *WARCWriter) Write(d Deposit) error {
 	return nil
 }
 
-func (ww *WARCWriter) marshal(m gowarc.Marshaler, r gowarc.WarcRecord) error {
+func (ww *Writer) marshal(m gowarc.Marshaler, r gowarc.WarcRecord) error {
 	if !ww.Gzip {
 		_, _, err := m.Marshal(ww.W, r, 0)
 		return err
@@ -318,7 +331,7 @@ func writeHeader(buf *bytes.Buffer, h http.Header) {
 func requestBlock(finalURL string, h http.Header) ([]byte, error) {
 	u, err := url.Parse(finalURL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%w: final URL %q", ErrWARC, finalURL)
+		return nil, fmt.Errorf("%w: final URL %q", ErrInvalid, finalURL)
 	}
 	var buf bytes.Buffer
 	buf.WriteString("GET " + u.RequestURI() + " HTTP/1.1\r\n")
@@ -347,19 +360,19 @@ func responseBlock(status int, h http.Header, envelope []byte) []byte {
 	return buf.Bytes()
 }
 
-// ReadWARC reads the deposits of a WARC file written by [WARCWriter]
+// Read reads the deposits of a WARC file written by [Writer]
 // (compressed per record or not), in order. gowarc checks every record's
 // syntax, Content-Length and digests; a deposit is yielded when its metadata
 // record (the proof) is read. Records of other kinds or from other writers
 // that do not form a deposit are skipped. After an error, iteration stops.
-// The deposits are not verified: call [Verify] on each.
-func ReadWARC(r io.Reader) iter.Seq2[Deposit, error] {
+// The deposits are not verified: call [provenance.Verify] on each.
+func Read(r io.Reader) iter.Seq2[Deposit, error] {
 	return func(yield func(Deposit, error) bool) {
 		gowarcOptions.Lock()
 		wr, err := gowarc.NewWarcFileReaderFromStream(r, 0, gowarc.WithStrictValidation())
 		gowarcOptions.Unlock()
 		if err != nil {
-			yield(Deposit{}, fmt.Errorf("%w: %v", ErrWARC, err))
+			yield(Deposit{}, fmt.Errorf("%w: %v", ErrInvalid, err))
 			return
 		}
 		defer wr.Close()
@@ -367,13 +380,13 @@ func ReadWARC(r io.Reader) iter.Seq2[Deposit, error] {
 		mains := map[string]*Deposit{}
 		for rec, err := range wr.Records() {
 			if err != nil {
-				yield(Deposit{}, fmt.Errorf("%w: at offset %d: %v", ErrWARC, rec.Offset, err))
+				yield(Deposit{}, fmt.Errorf("%w: at offset %d: %v", ErrInvalid, rec.Offset, err))
 				return
 			}
 			d, done, err := readRecord(rec.WarcRecord, requests, mains)
 			rec.Close()
 			if err != nil {
-				yield(Deposit{}, fmt.Errorf("%w: record at offset %d: %v", ErrWARC, rec.Offset, err))
+				yield(Deposit{}, fmt.Errorf("%w: record at offset %d: %v", ErrInvalid, rec.Offset, err))
 				return
 			}
 			if done && !yield(d, nil) {
@@ -381,7 +394,7 @@ func ReadWARC(r io.Reader) iter.Seq2[Deposit, error] {
 			}
 		}
 		if len(mains) > 0 {
-			yield(Deposit{}, fmt.Errorf("%w: %d response or resource records without a proof", ErrWARC, len(mains)))
+			yield(Deposit{}, fmt.Errorf("%w: %d response or resource records without a proof", ErrInvalid, len(mains)))
 		}
 	}
 }
@@ -450,7 +463,7 @@ func readRecord(r gowarc.WarcRecord, requests map[string]http.Header, mains map[
 		if !ok {
 			return Deposit{}, false, fmt.Errorf("metadata refers to %s, not a response or resource read before it", ref)
 		}
-		var p Proof
+		var p provenance.Proof
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return Deposit{}, false, fmt.Errorf("proof: %v", err)
 		}

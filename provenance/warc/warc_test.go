@@ -1,26 +1,54 @@
-package provenance_test
+package warc_test
 
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/provenance/internal/testpki"
+	"github.com/politefetch/politefetch/provenance/warc"
 )
 
-func fixtureDeposits(k *pki) ([]provenance.Deposit, provenance.VerifyOptions) {
-	p, env, opts := fixture(k)
-	res, _, _ := fixture(k)
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var envelope = testpki.Envelope
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update to refresh)", name)
+	}
+}
+
+func fixtureDeposits(k *testpki.PKI) ([]warc.Deposit, provenance.VerifyOptions) {
+	p, env, opts := testpki.Fixture(k)
+	res, _, _ := testpki.Fixture(k)
 	res.FinalURL, res.RequestedURL = "https://news.example/article", "https://news.example/article"
 	res.Hops = res.Hops[2:]
 	res.Anchor = nil
 	if _, err := provenance.Seal(res, env, opts); err != nil {
 		panic(err)
 	}
-	return []provenance.Deposit{
+	return []warc.Deposit{
 		{
 			Proof:    p,
 			Envelope: env,
@@ -45,7 +73,7 @@ func fixtureDeposits(k *pki) ([]provenance.Deposit, provenance.VerifyOptions) {
 // proof against its envelope, and writes them again: the same bytes.
 func TestWARC_V5_RoundTrip(t *testing.T) {
 	t.Parallel()
-	k := newPKI()
+	k := testpki.New()
 	deps, opts := fixtureDeposits(k)
 	for _, gz := range []bool{false, true} {
 		name := "plain"
@@ -54,7 +82,7 @@ func TestWARC_V5_RoundTrip(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var first bytes.Buffer
-			w := &provenance.WARCWriter{W: &first, Gzip: gz}
+			w := &warc.Writer{W: &first, Gzip: gz}
 			for _, d := range deps {
 				if err := w.Write(d); err != nil {
 					t.Fatal(err)
@@ -65,8 +93,8 @@ func TestWARC_V5_RoundTrip(t *testing.T) {
 			} else {
 				golden(t, "fixture.warc", first.Bytes())
 			}
-			var back []provenance.Deposit
-			for d, err := range provenance.ReadWARC(bytes.NewReader(first.Bytes())) {
+			var back []warc.Deposit
+			for d, err := range warc.Read(bytes.NewReader(first.Bytes())) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,7 +124,7 @@ func TestWARC_V5_RoundTrip(t *testing.T) {
 				t.Errorf("archived response still says Content-Encoding %q", got)
 			}
 			var second bytes.Buffer
-			w2 := &provenance.WARCWriter{W: &second, Gzip: gz}
+			w2 := &warc.Writer{W: &second, Gzip: gz}
 			for _, d := range back {
 				if err := w2.Write(d); err != nil {
 					t.Fatal(err)
@@ -112,9 +140,9 @@ func TestWARC_V5_RoundTrip(t *testing.T) {
 // TestWARC_Records checks the fields standard tools look for.
 func TestWARC_Records(t *testing.T) {
 	t.Parallel()
-	deps, _ := fixtureDeposits(newPKI())
+	deps, _ := fixtureDeposits(testpki.New())
 	var buf bytes.Buffer
-	if err := provenance.WriteWARC(&buf, deps...); err != nil {
+	if err := warc.Write(&buf, deps...); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -154,21 +182,21 @@ func TestWARC_Records(t *testing.T) {
 // (gowarc checks our sha256 block and payload digests).
 func TestWARC_Tampered(t *testing.T) {
 	t.Parallel()
-	deps, _ := fixtureDeposits(newPKI())
+	deps, _ := fixtureDeposits(testpki.New())
 	var buf bytes.Buffer
-	if err := provenance.WriteWARC(&buf, deps[0]); err != nil {
+	if err := warc.Write(&buf, deps[0]); err != nil {
 		t.Fatal(err)
 	}
 	b := buf.Bytes()
 	i := bytes.Index(b, []byte("The council"))
 	b[i] = 't'
 	var err error
-	for _, e := range provenance.ReadWARC(bytes.NewReader(b)) {
+	for _, e := range warc.Read(bytes.NewReader(b)) {
 		if e != nil {
 			err = e
 		}
 	}
-	if !errors.Is(err, provenance.ErrWARC) {
-		t.Fatalf("reading a tampered WARC: %v, want ErrWARC", err)
+	if !errors.Is(err, warc.ErrInvalid) {
+		t.Fatalf("reading a tampered WARC: %v, want ErrInvalid", err)
 	}
 }

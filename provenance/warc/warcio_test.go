@@ -1,4 +1,4 @@
-package provenance_test
+package warc_test
 
 import (
 	"os"
