@@ -320,7 +320,7 @@ func BenchmarkIdleHostMemory(b *testing.B) {
 		ledger := &backoff.Ledger{Policy: backoff.Digest()}
 		pacer := &Pacer{Interval: 20 * time.Millisecond}
 		store := &MemoryStore{Max: hosts}
-		below := &Identity{UserAgent: "BenchBot/1 (+https://b.example)", Next: &Validators{Store: store, Next: far}}
+		below := &Identity{UserAgent: "BenchBot/1 (+https://b.example)", Next: &Conditional{Store: store, Next: far}}
 		rstore := &robots.MemoryStore{MaxEntries: hosts}
 		cache := &robots.Cache{Transport: &LedgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}},
 			UserAgent: "BenchBot", Store: rstore}

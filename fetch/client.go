@@ -39,7 +39,7 @@ type Client struct {
 	pacer      *Pacer
 	ledger     *backoff.Ledger
 	robots     *robots.Cache
-	validators *Validators
+	validators *Conditional
 	chain      http.RoundTripper // for Get and the Doers: with validators
 	plain      http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
 	hc         *http.Client      // over chain
@@ -57,7 +57,7 @@ type options struct {
 	roots       *x509.CertPool
 	allow       []netip.Prefix
 	logger      *slog.Logger
-	store       Store
+	store       ValidatorStore
 	robotsStore robots.Store
 	ledgerStore backoff.Store
 	onEvent     func(backoff.Event)
@@ -97,7 +97,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 
 // WithValidatorStore sets where conditional-GET validators are kept. Default: a
 // MemoryStore.
-func WithValidatorStore(s Store) Option { return func(o *options) { o.store = s } }
+func WithValidatorStore(s ValidatorStore) Option { return func(o *options) { o.store = s } }
 
 // WithRobotsStore sets where robots.txt entries are kept. Default: robots'
 // in-memory store.
@@ -160,7 +160,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 
 	var below http.RoundTripper = bottom
 	if !p.NoConditional {
-		c.validators = &Validators{Store: o.store, Next: bottom}
+		c.validators = &Conditional{Store: o.store, Next: bottom}
 		below = c.validators
 	}
 	c.chain = c.stack(ua, below)

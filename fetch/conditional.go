@@ -13,9 +13,10 @@ type Validator struct {
 	LastModified string // the Last-Modified header, as received
 }
 
-// Store keeps validators per URL. Implementations must be safe for concurrent use;
-// [MemoryStore] is the in-memory one, and fetchtest.Run checks any other.
-type Store interface {
+// ValidatorStore keeps validators per URL. Implementations must be safe for
+// concurrent use; [MemoryStore] is the in-memory one, and fetchtest.Run checks
+// any other.
+type ValidatorStore interface {
 	// Get returns the validators kept for key, and whether there are any.
 	Get(ctx context.Context, key string) (Validator, bool, error)
 	// Put keeps v for key, replacing what was there.
@@ -27,7 +28,7 @@ type Store interface {
 // DefaultMaxValidators bounds a zero MemoryStore.
 const DefaultMaxValidators = 100_000
 
-// MemoryStore is a [Store] in memory, bounded to Max entries: past that, an
+// MemoryStore is a [ValidatorStore] in memory, bounded to Max entries: past that, an
 // arbitrary entry is forgotten for each new one (a forgotten validator only costs
 // one unconditional GET). The zero value is ready to use with DefaultMaxValidators.
 // It is safe for concurrent use.
@@ -38,7 +39,7 @@ type MemoryStore struct {
 	m  map[string]Validator
 }
 
-// Get implements [Store].
+// Get implements [ValidatorStore].
 func (s *MemoryStore) Get(_ context.Context, key string) (Validator, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,7 +47,7 @@ func (s *MemoryStore) Get(_ context.Context, key string) (Validator, bool, error
 	return v, ok, nil
 }
 
-// Put implements [Store].
+// Put implements [ValidatorStore].
 func (s *MemoryStore) Put(_ context.Context, key string, v Validator) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,7 +70,7 @@ func (s *MemoryStore) Put(_ context.Context, key string, v Validator) error {
 	return nil
 }
 
-// Delete implements [Store].
+// Delete implements [ValidatorStore].
 func (s *MemoryStore) Delete(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,31 +85,32 @@ func (s *MemoryStore) Len() int {
 	return len(s.m)
 }
 
-// Validators is the conditional-GET layer (D4): a GET for a URL with validators in
-// the Store goes out with If-None-Match and If-Modified-Since, so an unchanged
+// Conditional is the conditional-GET layer (D4): a GET for a URL with validators in
+// the ValidatorStore goes out with If-None-Match and If-Modified-Since, so an unchanged
 // resource answers 304 with no body. A 200's ETag and Last-Modified are kept only
 // once its body has been read to EOF, so a truncated read never turns the next GET
-// into a 304 for content we do not have. A Store error makes the request
+// into a 304 for content we do not have. A ValidatorStore error makes the request
 // unconditional (it costs bandwidth, never correctness).
 //
-// The zero Validators keeps validators in a private [MemoryStore]. Set the fields
-// before the first RoundTrip; a Validators is safe for concurrent use.
-type Validators struct {
+// The zero Conditional keeps validators in a private [MemoryStore]. Set the
+// fields before the first RoundTrip; a Conditional is safe for concurrent use.
+type Conditional struct {
 	Next  http.RoundTripper // nil: http.DefaultTransport
-	Store Store             // nil: a MemoryStore made on first use
+	Store ValidatorStore    // nil: a MemoryStore made on first use
 
 	mem MemoryStore
 }
 
-func (v *Validators) store() Store {
+func (v *Conditional) store() ValidatorStore {
 	if v.Store != nil {
 		return v.Store
 	}
 	return &v.mem
 }
 
-// ValidatorKey is the Store key of a request: its URL without fragment.
-func ValidatorKey(req *http.Request) string {
+// validatorKey is the ValidatorStore key of a request: its URL without
+// fragment (validators are kept per URL).
+func validatorKey(req *http.Request) string {
 	u := *req.URL
 	u.Fragment, u.RawFragment = "", ""
 	return u.String()
@@ -116,7 +118,7 @@ func ValidatorKey(req *http.Request) string {
 
 // RoundTrip adds the conditional headers when validators are known, and arranges
 // for a complete 200's validators to be kept.
-func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
+func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
 		return next(v.Next).RoundTrip(req)
 	}
@@ -124,7 +126,7 @@ func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := v.store()
 	var key string // made only when needed: an empty MemoryStore has nothing to look up
 	if ms, ok := st.(*MemoryStore); !ok || ms.Len() > 0 {
-		key = ValidatorKey(req)
+		key = validatorKey(req)
 	}
 	if val, ok, err := v.lookup(ctx, st, key); err == nil && ok && (val.ETag != "" || val.LastModified != "") {
 		r := req.Clone(ctx)
@@ -144,7 +146,7 @@ func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
 		val := Validator{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 		if val.ETag != "" || val.LastModified != "" {
 			if key == "" {
-				key = ValidatorKey(req)
+				key = validatorKey(req)
 			}
 			resp.Body = &keepOnEOF{rc: resp.Body, put: func() { _ = st.Put(context.WithoutCancel(ctx), key, val) }}
 		}
@@ -154,7 +156,7 @@ func (v *Validators) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // lookup returns the validators kept for key; an empty key (nothing kept at all)
 // finds none.
-func (v *Validators) lookup(ctx context.Context, st Store, key string) (Validator, bool, error) {
+func (v *Conditional) lookup(ctx context.Context, st ValidatorStore, key string) (Validator, bool, error) {
 	if key == "" {
 		return Validator{}, false, nil
 	}

@@ -29,7 +29,7 @@
 //     [LedgerGate] (cool-downs and suspensions; every response observed),
 //     [Pacer] (start-to-start interval per host, one in flight, FIFO),
 //     [Identity] (exactly User-Agent, Accept, Accept-Encoding: identity and the
-//     credential where admitted) and [Validators] (conditional GET).
+//     credential where admitted) and [Conditional] (conditional GET).
 //  4. The base transport: no proxy, no compression of its own, one connection per
 //     host, every address checked at connect time, TLS roots as configured.
 //  5. The body: read within the wire and decoded caps, content-codings removed by
@@ -41,7 +41,7 @@
 //
 // Pacing holds across every goroutine of a Client; with a shared [Schedule]
 // ([WithSchedule]) it holds across processes too (P1). Per-URL validators live
-// behind [Store]; fetchtest checks other implementations of both.
+// behind [ValidatorStore]; fetchtest checks other implementations of both.
 //
 // Time comes from an injectable clock ([WithClock]); every wait ends with its
 // context.

@@ -12,7 +12,7 @@ import (
 // If-Modified-Since are kept (a conditional request someone above asked for);
 // every other header it carries — a cookie, a Referer added by a redirect, a
 // copied credential — is dropped, and the request is never marked
-// "Connection: close". Layers below ([Validators]) may add conditional headers.
+// "Connection: close". Layers below ([Conditional]) may add conditional headers.
 //
 // The zero Identity sends DefaultAccept and an empty User-Agent, which Go's
 // transport would replace with its own: always set UserAgent. Set the fields before
@@ -32,7 +32,7 @@ type Identity struct {
 // plain is the whole header of a request with nothing of its own (no
 // credential for its host, no Accept or Referer of its Get): shared by all
 // such requests, since no layer below may modify a request's header (the
-// http.RoundTripper contract; Validators clones before adding to it).
+// http.RoundTripper contract; Conditional clones before adding to it).
 type identityValues struct {
 	ua, accept, identity []string
 	plain                http.Header

@@ -136,7 +136,7 @@ func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 	tr := &http.Transport{DialContext: (&net.Dialer{}).DialContext}
 	defer tr.CloseIdleConnections()
 	store := &MemoryStore{}
-	v := &Validators{Next: tr, Store: store}
+	v := &Conditional{Next: tr, Store: store}
 	get := func(path string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 		resp, err := v.RoundTrip(req)

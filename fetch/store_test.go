@@ -7,9 +7,9 @@ import (
 	"github.com/politefetch/politefetch/fetch/fetchtest"
 )
 
-// TestMemoryStore_D4_Conformance runs the Store conformance checks on MemoryStore.
+// TestMemoryStore_D4_Conformance runs the ValidatorStore conformance checks on MemoryStore.
 func TestMemoryStore_D4_Conformance(t *testing.T) {
-	fetchtest.Run(t, func(*testing.T) fetch.Store { return &fetch.MemoryStore{} })
+	fetchtest.Run(t, func(*testing.T) fetch.ValidatorStore { return &fetch.MemoryStore{} })
 }
 
 // TestMemorySchedule_P1_Conformance runs the Schedule conformance checks on

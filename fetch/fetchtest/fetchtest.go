@@ -3,7 +3,7 @@
 // conditional GET, and a shared pacing schedule passes RunSchedule:
 //
 //	func TestMyStore(t *testing.T) {
-//		fetchtest.Run(t, func(t *testing.T) fetch.Store { return newMyStore(t) })
+//		fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return newMyStore(t) })
 //	}
 package fetchtest
 
@@ -18,11 +18,11 @@ import (
 	"github.com/politefetch/politefetch/fetch"
 )
 
-// Run checks that the stores newStore makes behave as a [fetch.Store] must: a
+// Run checks that the stores newStore makes behave as a [fetch.ValidatorStore] must: a
 // fresh store is empty, Put then Get returns what was put, Put replaces, Delete
 // forgets (and deleting an unknown key is no error), keys are exact strings, and
 // concurrent use is safe. Each subtest gets its own store from newStore.
-func Run(t *testing.T, newStore func(t *testing.T) fetch.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) fetch.ValidatorStore) {
 	ctx := context.Background()
 	t.Run("Empty", func(t *testing.T) {
 		s := newStore(t)

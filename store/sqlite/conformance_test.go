@@ -41,7 +41,7 @@ func TestLedgerConformance(t *testing.T) {
 }
 
 func TestValidatorConformance(t *testing.T) {
-	fetchtest.Run(t, func(t *testing.T) fetch.Store { return openTest(t, nil).Validators() })
+	fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return openTest(t, nil).Validators() })
 }
 
 func TestScheduleConformance(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package sqlite keeps every piece of politefetch's state in one SQLite
 // file that survives a restart and a kill -9: the refusal ledger
 // ([DB.Ledger], a [backoff.Store]), the validators of conditional GET
-// ([DB.Validators], a [fetch.Store]), the shared pacing schedule
+// ([DB.Validators], a [fetch.ValidatorStore]), the shared pacing schedule
 // ([DB.Schedule], a [fetch.Schedule], so several processes on one machine
 // share politeness through the file) and the robots.txt records
 // ([DB.Robots], a [robots.Store]). Each passes its package's conformance

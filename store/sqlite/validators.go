@@ -9,7 +9,7 @@ import (
 )
 
 // ValidatorStore keeps the conditional-GET layer's validators per URL in
-// the DB's validators table (the [fetch.Store] of fetch's Validators). A
+// the DB's validators table (the [fetch.ValidatorStore] of fetch's Conditional). A
 // URL's validators are kept for the DB's ValidatorRetain after they were
 // last stored, then swept; a forgotten validator costs one unconditional
 // GET. It is safe for concurrent use.
@@ -18,9 +18,9 @@ type ValidatorStore struct{ db *DB }
 // Validators returns the DB's validator store.
 func (db *DB) Validators() *ValidatorStore { return &ValidatorStore{db} }
 
-var _ fetch.Store = (*ValidatorStore)(nil)
+var _ fetch.ValidatorStore = (*ValidatorStore)(nil)
 
-// Get implements [fetch.Store].
+// Get implements [fetch.ValidatorStore].
 func (s *ValidatorStore) Get(ctx context.Context, key string) (fetch.Validator, bool, error) {
 	if err := s.db.check("validator get", key); err != nil {
 		return fetch.Validator{}, false, err
@@ -36,7 +36,7 @@ func (s *ValidatorStore) Get(ctx context.Context, key string) (fetch.Validator, 
 	return v, true, nil
 }
 
-// Put implements [fetch.Store]. The row's stored-at instant is the DB's
+// Put implements [fetch.ValidatorStore]. The row's stored-at instant is the DB's
 // clock's now.
 func (s *ValidatorStore) Put(ctx context.Context, key string, v fetch.Validator) error {
 	if err := s.db.check("validator put", key); err != nil {
@@ -46,7 +46,7 @@ func (s *ValidatorStore) Put(ctx context.Context, key string, v fetch.Validator)
 	return wrap("validator put", key, err)
 }
 
-// Delete implements [fetch.Store].
+// Delete implements [fetch.ValidatorStore].
 func (s *ValidatorStore) Delete(ctx context.Context, key string) error {
 	if err := s.db.check("validator delete", key); err != nil {
 		return err
