@@ -246,6 +246,8 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 		}
 		f := s.value()
 		switch {
+		case s.note:
+			out = append(out, c) // a figure beside the body: its caption
 		case f >= threshold:
 			out = append(out, c)
 		case c.DataAtom == atom.P && s.text >= 80 && s.linkDensity() < 0.25:

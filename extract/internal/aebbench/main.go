@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/politefetch/politefetch/internal/aeb"
 )
@@ -22,6 +23,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "runs over the set; pages/s is the best")
 	worst := flag.Int("worst", 0, "list this many worst pages")
 	exact := flag.Bool("exact", false, "print F1, precision and recall to 12 digits")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 	if *data == "" {
 		fmt.Fprintln(os.Stderr, "aebbench: no data folder: pass -data or set AEB_DATA")
@@ -32,7 +34,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	r := aeb.Run("extract", pages, *rounds, aeb.Extract)
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	aeb.Print(os.Stdout, r)
 	if *exact {
 		fmt.Printf("F1 %.12f precision %.12f recall %.12f\n", r.Score.F1, r.Score.Precision, r.Score.Recall)
