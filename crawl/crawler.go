@@ -119,7 +119,9 @@ type Crawler struct {
 	// DefaultExtractors.
 	Extractors int
 	// Extract turns a complete read into an article. Nil: extract.HTML for
-	// pages; API documents are deposited without an extracted article.
+	// pages, extract.WordPress for API documents (the WordPress REST post
+	// shape). An extraction error leaves the deposit's Article nil; the
+	// envelope and its proof are still deposited.
 	Extract func(src *Source, res *fetch.Result) (*extract.Article, error)
 
 	// OnEvent, when set, is called for every event, from the goroutine

@@ -541,6 +541,8 @@ func (c *Crawler) extract(src *Source, j *job) {
 			u, _ = url.Parse(j.url)
 		}
 		j.article, j.xerr = extract.HTML(j.res.Body, u, &extract.Options{ContentType: j.res.Header.Get("Content-Type")})
+	default:
+		j.article, j.xerr = extract.WordPress(j.res.Body)
 	}
 }
 
@@ -649,7 +651,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 		return &yes, nil
 	}
 	rep.Deposited++
-	ev.Kind, ev.Bytes = EventDeposited, int64(len(d.Envelope))
+	ev.Kind, ev.Bytes, ev.Err = EventDeposited, int64(len(d.Envelope)), j.xerr // the envelope is kept even when nothing could be extracted
 	c.emit(ev)
 	return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Deposited, "", now)
 }
