@@ -1,0 +1,37 @@
+package aeb
+
+import (
+	"slices"
+	"testing"
+)
+
+// The protocol's own cases: tokens, shingles as a multiset, normalised counts,
+// and an empty prediction counting in recall only.
+func TestScoring(t *testing.T) {
+	if got := Tokens("Hello, wor_ld 42! café naïve 東京"); !slices.Equal(got, []string{"Hello", "wor_ld", "42", "café", "naïve", "東京"}) {
+		t.Errorf("Tokens = %q", got)
+	}
+	tok := func(s string) []string { return Tokens(s) }
+	cases := []struct {
+		truth, pred string
+		tp, fp, fn  float64
+	}{
+		{"", "", 0, 0, 0},
+		{"a b c d e", "a b c d e", 1, 0, 0},
+		{"a b c d e", "", 0, 0, 1},
+		{"a b c d e", "a b c d x", 1.0 / 3, 1.0 / 3, 1.0 / 3},
+		{"a b c d a b c d", "a b c d", 1.0 / 5, 0, 4.0 / 5},
+		{"a b", "a b", 1, 0, 0},
+	}
+	for _, c := range cases {
+		tp, fp, fn := Counts(tok(c.truth), tok(c.pred))
+		if tp != c.tp || fp != c.fp || fn != c.fn {
+			t.Errorf("Counts(%q, %q) = %v %v %v, want %v %v %v", c.truth, c.pred, tp, fp, fn, c.tp, c.fp, c.fn)
+		}
+	}
+	pages := []Page{{ID: "a", Truth: "a b c d e", HasTruth: true}, {ID: "b", Truth: "a b c d e", HasTruth: true}, {ID: "c"}}
+	s := ScorePages(pages, map[string]string{"a": "a b c d e", "b": "", "c": "whatever"})
+	if s.Precision != 1 || s.Recall != 0.5 || s.Pages != 2 || s.Empty != 1 {
+		t.Errorf("ScorePages = %+v", s)
+	}
+}
