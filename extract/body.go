@@ -30,7 +30,51 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 		r.render(n, 0)
 	}
 	r.flush()
-	a.Blocks = r.blocks
+	a.Blocks = dropHeadline(r.blocks, a.Headline.Value, documentTitle(doc))
+}
+
+// dropHeadline leaves out of the body the blocks that repeat the headline
+// (it is metadata, in a.Headline): a block whose text is the headline or the
+// document's title, or begins the title ("Headline | Site").
+func dropHeadline(blocks []Block, headline, title string) []Block {
+	headline, title = normSpace(headline), normSpace(title)
+	if headline == "" && title == "" {
+		return blocks
+	}
+	out := blocks[:0]
+	for _, b := range blocks {
+		if b.Kind == Heading || b.Kind == Paragraph {
+			t := normSpace(b.Text)
+			if t == headline || t == title || (strings.Count(t, " ") >= 1 && len(t) < len(title) && strings.HasPrefix(title, t)) {
+				continue
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// normSpace collapses white space and trims it.
+func normSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// documentTitle is the text of the page's <title>.
+func documentTitle(doc *html.Node) string {
+	root := findElement(doc, atom.Html, 2)
+	if root == nil {
+		return ""
+	}
+	head := findElement(root, atom.Head, 1)
+	if head == nil {
+		return ""
+	}
+	for c := head.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Title && c.FirstChild != nil {
+			return c.FirstChild.Data
+		}
+	}
+	return ""
 }
 
 // findElement returns the first element of kind a within depth levels of n.
