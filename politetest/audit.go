@@ -305,213 +305,299 @@ type robotsVerdict struct {
 	agentRule string
 }
 
+// audit judges reqs and conns against p: it prepares each host's requests
+// once (hostView), applies every per-request rule to each request in
+// arrival order, then the connection rule, and sorts the violations by
+// time.
 func audit(p Policy, reqs []Request, conns []Conn) *Report {
-	rep := &Report{Policy: p, Requests: len(reqs), ByRule: map[Rule]int{}, ByHost: map[string]int{}}
+	a := newAuditor(p, reqs, conns)
+	for _, host := range a.hosts {
+		hv := a.view(host)
+		for k, i := range hv.idx {
+			q := &reqs[i]
+			a.checkUserAgent(host, q)
+			a.checkInsecure(host, q)
+			a.checkCookie(host, q)
+			a.checkHeaders(host, q)
+			verdict, asked := a.robotsInEffect(hv, k, q)
+			if !isRobotsPath(q.Path) {
+				a.checkRobots(host, q, verdict, asked)
+			}
+			a.checkInterval(hv, i, q, verdict)
+			if k > 0 {
+				a.checkInFlight(hv, k, q)
+				a.checkCooldown(hv, k, q)
+			}
+		}
+	}
+	a.checkConnections(conns)
+	if !a.rep.Start.IsZero() && a.rep.Hosts == 0 {
+		a.rep.Hosts = len(connsByHost(conns))
+	}
+	sort.SliceStable(a.rep.Violations, func(i, j int) bool { return a.rep.Violations[i].At.Before(a.rep.Violations[j].At) })
+	return a.rep
+}
+
+// auditor holds what the rules share: the policy, the records, the report
+// being written and the robots.txt answers already read.
+type auditor struct {
+	p        Policy
+	reqs     []Request
+	rep      *Report
+	allowed  map[string]bool // canonical header names the policy allows
+	byHost   map[string][]int
+	hosts    []string // in order of first request
+	verdicts map[verdictKey]*robotsVerdict
+}
+
+func newAuditor(p Policy, reqs []Request, conns []Conn) *auditor {
+	a := &auditor{p: p, reqs: reqs, allowed: map[string]bool{"Host": true},
+		byHost: map[string][]int{}, verdicts: map[verdictKey]*robotsVerdict{}}
+	a.rep = &Report{Policy: p, Requests: len(reqs), ByRule: map[Rule]int{}, ByHost: map[string]int{}}
 	if len(reqs) > 0 {
-		rep.Start = reqs[0].Arrived
+		a.rep.Start = reqs[0].Arrived
 	}
 	for _, c := range conns {
-		if rep.Start.IsZero() || c.Opened.Before(rep.Start) {
-			rep.Start = c.Opened
+		if a.rep.Start.IsZero() || c.Opened.Before(a.rep.Start) {
+			a.rep.Start = c.Opened
 		}
 	}
-	add := func(v Violation) {
-		if !p.checks(v.Rule) {
-			return
-		}
-		rep.Violations = append(rep.Violations, v)
-		rep.ByRule[v.Rule]++
-		rep.ByHost[v.Host]++
-	}
-	allowed := map[string]bool{"Host": true}
 	for _, h := range p.AllowedHeaders {
-		allowed[http.CanonicalHeaderKey(h)] = true
+		a.allowed[http.CanonicalHeaderKey(h)] = true
 	}
-	finishedBy := func(r *Request, t time.Time) bool { return !r.Finished.IsZero() && !r.Finished.After(t) }
-
-	byHost := map[string][]int{}
-	var hosts []string
 	for i := range reqs {
 		h := reqs[i].Host
-		if _, ok := byHost[h]; !ok {
-			hosts = append(hosts, h)
+		if _, ok := a.byHost[h]; !ok {
+			a.hosts = append(a.hosts, h)
 		}
-		byHost[h] = append(byHost[h], i)
+		a.byHost[h] = append(a.byHost[h], i)
 	}
-	rep.Hosts = len(hosts)
+	a.rep.Hosts = len(a.hosts)
+	return a
+}
 
-	verdicts := map[verdictKey]*robotsVerdict{}
-	for _, host := range hosts {
-		idx := byHost[host]
-		// Positions (in idx) of the robots.txt requests and of the
-		// answers that announced a cool-down.
-		var robotsPos, coolPos []int
-		for k, i := range idx {
-			if isRobotsPath(reqs[i].Path) {
-				robotsPos = append(robotsPos, k)
-			}
-			if t, _ := cooldownUntil(p, &reqs[i]); !t.IsZero() {
-				coolPos = append(coolPos, k)
-			}
+// add records v if the policy checks its rule.
+func (a *auditor) add(v Violation) {
+	if !a.p.checks(v.Rule) {
+		return
+	}
+	a.rep.Violations = append(a.rep.Violations, v)
+	a.rep.ByRule[v.Rule]++
+	a.rep.ByHost[v.Host]++
+}
+
+// hostView is one host's requests, prepared once for the per-request rules.
+type hostView struct {
+	host string
+	// idx lists the host's requests (indexes into reqs) in arrival order.
+	idx []int
+	// robotsPos and coolPos are the positions in idx of the robots.txt
+	// requests and of the answers that announced a cool-down.
+	robotsPos, coolPos []int
+	// startedBefore maps a request to the one that started just before
+	// it: starts are when the bytes arrived, which on several connections
+	// need not follow the order the web handled the requests in (Seq), so
+	// the host's requests are put in start order (handling order among
+	// equal starts).
+	startedBefore map[int]int
+}
+
+func (a *auditor) view(host string) *hostView {
+	hv := &hostView{host: host, idx: a.byHost[host]}
+	for k, i := range hv.idx {
+		if isRobotsPath(a.reqs[i].Path) {
+			hv.robotsPos = append(hv.robotsPos, k)
 		}
-		// The interval rule compares each request with the one that started
-		// just before it. Starts are when the bytes arrived, which on
-		// several connections need not follow the order the web handled
-		// the requests in (Seq), so the host's requests are put in start
-		// order first (handling order among equal starts).
-		byStart := slices.Clone(idx)
-		sort.SliceStable(byStart, func(a, b int) bool {
-			return startOf(&reqs[byStart[a]]).Before(startOf(&reqs[byStart[b]]))
-		})
-		startedBefore := make(map[int]int, len(byStart))
-		for n := 1; n < len(byStart); n++ {
-			startedBefore[byStart[n]] = byStart[n-1]
-		}
-		for k, i := range idx {
-			q := &reqs[i]
-			robots := isRobotsPath(q.Path)
-
-			// Identity and headers.
-			ua := q.Header.Get("User-Agent")
-			switch {
-			case len(q.Header.Values("User-Agent")) == 0 || strings.TrimSpace(ua) == "":
-				add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: "no User-Agent"})
-			case anonymousAgent(ua):
-				add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("anonymous User-Agent %q", ua)})
-			case p.UserAgent != nil && !p.UserAgent.MatchString(ua):
-				add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("User-Agent %q does not match %s", ua, p.UserAgent)})
-			}
-			if p.HTTPSOnly && !q.TLS {
-				add(Violation{Rule: RuleInsecure, Host: host, Request: *q, At: q.Arrived, Detail: "plain HTTP: " + q.Method + " http://" + host + q.Target})
-			}
-			if len(q.Header.Values("Cookie")) > 0 && !p.AllowCookies {
-				add(Violation{Rule: RuleCookie, Host: host, Request: *q, At: q.Arrived, Detail: "Cookie: " + strings.Join(q.Header.Values("Cookie"), "; ")})
-			}
-			if p.AllowedHeaders != nil {
-				var extra []string
-				for k := range q.Header {
-					if !allowed[k] && k != "Cookie" {
-						extra = append(extra, k)
-					}
-				}
-				if len(extra) > 0 {
-					sort.Strings(extra)
-					add(Violation{Rule: RuleHeader, Host: host, Request: *q, At: q.Arrived, Detail: "headers outside the allowed set: " + strings.Join(extra, ", ")})
-				}
-			}
-
-			// robots.txt in effect at arrival: the last answer (not a
-			// redirect) that had finished by then.
-			var verdict *robotsVerdict
-			var robotsAsked *Request
-			for _, pos := range robotsPos {
-				if pos >= k {
-					break
-				}
-				j := idx[pos]
-				r := &reqs[j]
-				robotsAsked = r
-				if !finishedBy(r, q.Arrived) || (r.Status >= 300 && r.Status < 400) {
-					continue
-				}
-				key := verdictKey{j, agentFor(p, ua)}
-				if verdicts[key] == nil {
-					verdicts[key] = judgeRobots(p, r, key.agent)
-				}
-				verdict = verdicts[key]
-			}
-
-			if !robots {
-				if verdict == nil {
-					v := Violation{Rule: RuleRobotsFirst, Host: host, Request: *q, At: q.Arrived, Detail: "robots.txt not yet answered"}
-					if robotsAsked != nil {
-						o := *robotsAsked
-						v.Other = &o
-						v.Detail = "robots.txt requested but not yet answered"
-					} else {
-						v.Detail = "robots.txt never requested before"
-					}
-					add(v)
-				} else if verdict.denyAll || (!verdict.allowAll && !verdict.rules.allowed(q.Target)) {
-					o := *verdict.by
-					detail := fmt.Sprintf("robots.txt disallows %s for agent %q", q.Target, verdict.agentRule)
-					if verdict.denyAll {
-						detail = fmt.Sprintf("robots.txt answered %d: the whole site is off limits", verdict.by.Status)
-					}
-					add(Violation{Rule: RuleDisallowed, Host: host, Request: *q, At: q.Arrived, Other: &o, Detail: detail})
-				}
-			}
-
-			// Interval (start to start), lengthened by Crawl-delay.
-			pi, ok := startedBefore[i]
-			prev := &reqs[pi]
-			need := p.Interval
-			why := "interval"
-			if verdict != nil && !p.IgnoreCrawlDelay && verdict.rules.crawlDelay > need {
-				need, why = verdict.rules.crawlDelay, "Crawl-delay"
-			}
-			if ok && need > 0 {
-				if gap := startOf(q).Sub(startOf(prev)); gap < need-p.Slack {
-					o := *prev
-					add(Violation{Rule: RuleInterval, Host: host, Request: *q, Other: &o, At: startOf(q),
-						NotBefore: startOf(prev).Add(need),
-						Detail:    fmt.Sprintf("started %v after the previous start, %s is %v", gap.Round(time.Microsecond), why, need)})
-				}
-			}
-			if k == 0 {
-				continue
-			}
-			// In flight.
-			var busy []*Request
-			for _, j := range idx[:k] {
-				r := &reqs[j]
-				if r.Finished.IsZero() || r.Finished.After(q.Arrived) {
-					busy = append(busy, r)
-				}
-			}
-			if len(busy) >= p.maxInFlight() {
-				o := *busy[0]
-				add(Violation{Rule: RuleInFlight, Host: host, Request: *q, Other: &o, At: q.Arrived,
-					Detail: fmt.Sprintf("%d requests already in flight, at most %d allowed", len(busy), p.maxInFlight())})
-			}
-			// Cool-downs the host announced.
-			var until time.Time
-			var by *Request
-			var reason string
-			for _, pos := range coolPos {
-				if pos >= k {
-					break
-				}
-				r := &reqs[idx[pos]]
-				if !finishedBy(r, q.Arrived) {
-					continue
-				}
-				if t, why := cooldownUntil(p, r); t.After(until) {
-					until, by, reason = t, r, why
-				}
-			}
-			if by != nil && q.Arrived.Before(until.Add(-p.Slack)) {
-				o := *by
-				add(Violation{Rule: RuleCooldown, Host: host, Request: *q, Other: &o, At: q.Arrived, NotBefore: until,
-					Detail: fmt.Sprintf("%v before the end of the cool-down (%s)", until.Sub(q.Arrived).Round(time.Millisecond), reason)})
-			}
+		if t, _ := cooldownUntil(a.p, &a.reqs[i]); !t.IsZero() {
+			hv.coolPos = append(hv.coolPos, k)
 		}
 	}
+	byStart := slices.Clone(hv.idx)
+	sort.SliceStable(byStart, func(x, y int) bool {
+		return startOf(&a.reqs[byStart[x]]).Before(startOf(&a.reqs[byStart[y]]))
+	})
+	hv.startedBefore = make(map[int]int, len(byStart))
+	for n := 1; n < len(byStart); n++ {
+		hv.startedBefore[byStart[n]] = byStart[n-1]
+	}
+	return hv
+}
 
-	// Connections open at once, per host.
-	connHost := map[string][]Conn{}
+// finishedBy reports whether r had finished by t.
+func finishedBy(r *Request, t time.Time) bool { return !r.Finished.IsZero() && !r.Finished.After(t) }
+
+// checkUserAgent: RuleUserAgent.
+func (a *auditor) checkUserAgent(host string, q *Request) {
+	ua := q.Header.Get("User-Agent")
+	switch {
+	case len(q.Header.Values("User-Agent")) == 0 || strings.TrimSpace(ua) == "":
+		a.add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: "no User-Agent"})
+	case anonymousAgent(ua):
+		a.add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("anonymous User-Agent %q", ua)})
+	case a.p.UserAgent != nil && !a.p.UserAgent.MatchString(ua):
+		a.add(Violation{Rule: RuleUserAgent, Host: host, Request: *q, At: q.Arrived, Detail: fmt.Sprintf("User-Agent %q does not match %s", ua, a.p.UserAgent)})
+	}
+}
+
+// checkInsecure: RuleInsecure.
+func (a *auditor) checkInsecure(host string, q *Request) {
+	if a.p.HTTPSOnly && !q.TLS {
+		a.add(Violation{Rule: RuleInsecure, Host: host, Request: *q, At: q.Arrived, Detail: "plain HTTP: " + q.Method + " http://" + host + q.Target})
+	}
+}
+
+// checkCookie: RuleCookie.
+func (a *auditor) checkCookie(host string, q *Request) {
+	if len(q.Header.Values("Cookie")) > 0 && !a.p.AllowCookies {
+		a.add(Violation{Rule: RuleCookie, Host: host, Request: *q, At: q.Arrived, Detail: "Cookie: " + strings.Join(q.Header.Values("Cookie"), "; ")})
+	}
+}
+
+// checkHeaders: RuleHeader (Cookie is RuleCookie's).
+func (a *auditor) checkHeaders(host string, q *Request) {
+	if a.p.AllowedHeaders == nil {
+		return
+	}
+	var extra []string
+	for k := range q.Header {
+		if !a.allowed[k] && k != "Cookie" {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		a.add(Violation{Rule: RuleHeader, Host: host, Request: *q, At: q.Arrived, Detail: "headers outside the allowed set: " + strings.Join(extra, ", ")})
+	}
+}
+
+// robotsInEffect returns the robots.txt verdict in effect when the k-th
+// request q of the host arrived (the last answer, not a redirect, that had
+// finished by then; nil if none) and the last robots.txt request before q,
+// answered or not.
+func (a *auditor) robotsInEffect(hv *hostView, k int, q *Request) (verdict *robotsVerdict, asked *Request) {
+	for _, pos := range hv.robotsPos {
+		if pos >= k {
+			break
+		}
+		j := hv.idx[pos]
+		r := &a.reqs[j]
+		asked = r
+		if !finishedBy(r, q.Arrived) || (r.Status >= 300 && r.Status < 400) {
+			continue
+		}
+		key := verdictKey{j, agentFor(a.p, q.Header.Get("User-Agent"))}
+		if a.verdicts[key] == nil {
+			a.verdicts[key] = judgeRobots(a.p, r, key.agent)
+		}
+		verdict = a.verdicts[key]
+	}
+	return verdict, asked
+}
+
+// checkRobots: RuleRobotsFirst and RuleDisallowed, for a request that is
+// not robots.txt itself.
+func (a *auditor) checkRobots(host string, q *Request, verdict *robotsVerdict, asked *Request) {
+	switch {
+	case verdict == nil:
+		v := Violation{Rule: RuleRobotsFirst, Host: host, Request: *q, At: q.Arrived, Detail: "robots.txt never requested before"}
+		if asked != nil {
+			o := *asked
+			v.Other = &o
+			v.Detail = "robots.txt requested but not yet answered"
+		}
+		a.add(v)
+	case verdict.denyAll || (!verdict.allowAll && !verdict.rules.allowed(q.Target)):
+		o := *verdict.by
+		detail := fmt.Sprintf("robots.txt disallows %s for agent %q", q.Target, verdict.agentRule)
+		if verdict.denyAll {
+			detail = fmt.Sprintf("robots.txt answered %d: the whole site is off limits", verdict.by.Status)
+		}
+		a.add(Violation{Rule: RuleDisallowed, Host: host, Request: *q, At: q.Arrived, Other: &o, Detail: detail})
+	}
+}
+
+// checkInterval: RuleInterval, start to start, lengthened by the
+// Crawl-delay of the robots.txt in effect.
+func (a *auditor) checkInterval(hv *hostView, i int, q *Request, verdict *robotsVerdict) {
+	pi, ok := hv.startedBefore[i]
+	need, why := a.p.Interval, "interval"
+	if verdict != nil && !a.p.IgnoreCrawlDelay && verdict.rules.crawlDelay > need {
+		need, why = verdict.rules.crawlDelay, "Crawl-delay"
+	}
+	if !ok || need <= 0 {
+		return
+	}
+	prev := &a.reqs[pi]
+	if gap := startOf(q).Sub(startOf(prev)); gap < need-a.p.Slack {
+		o := *prev
+		a.add(Violation{Rule: RuleInterval, Host: hv.host, Request: *q, Other: &o, At: startOf(q),
+			NotBefore: startOf(prev).Add(need),
+			Detail:    fmt.Sprintf("started %v after the previous start, %s is %v", gap.Round(time.Microsecond), why, need)})
+	}
+}
+
+// checkInFlight: RuleInFlight, the host's requests unfinished when the
+// k-th arrived.
+func (a *auditor) checkInFlight(hv *hostView, k int, q *Request) {
+	var busy []*Request
+	for _, j := range hv.idx[:k] {
+		r := &a.reqs[j]
+		if r.Finished.IsZero() || r.Finished.After(q.Arrived) {
+			busy = append(busy, r)
+		}
+	}
+	if len(busy) >= a.p.maxInFlight() {
+		o := *busy[0]
+		a.add(Violation{Rule: RuleInFlight, Host: hv.host, Request: *q, Other: &o, At: q.Arrived,
+			Detail: fmt.Sprintf("%d requests already in flight, at most %d allowed", len(busy), a.p.maxInFlight())})
+	}
+}
+
+// checkCooldown: RuleCooldown, the latest-ending cool-down the host
+// announced in an answer finished before the k-th request arrived.
+func (a *auditor) checkCooldown(hv *hostView, k int, q *Request) {
+	var until time.Time
+	var by *Request
+	var reason string
+	for _, pos := range hv.coolPos {
+		if pos >= k {
+			break
+		}
+		r := &a.reqs[hv.idx[pos]]
+		if !finishedBy(r, q.Arrived) {
+			continue
+		}
+		if t, why := cooldownUntil(a.p, r); t.After(until) {
+			until, by, reason = t, r, why
+		}
+	}
+	if by != nil && q.Arrived.Before(until.Add(-a.p.Slack)) {
+		o := *by
+		a.add(Violation{Rule: RuleCooldown, Host: hv.host, Request: *q, Other: &o, At: q.Arrived, NotBefore: until,
+			Detail: fmt.Sprintf("%v before the end of the cool-down (%s)", until.Sub(q.Arrived).Round(time.Millisecond), reason)})
+	}
+}
+
+// connsByHost groups the connections whose host is known.
+func connsByHost(conns []Conn) map[string][]Conn {
+	m := map[string][]Conn{}
 	for _, c := range conns {
 		if c.Host != "" {
-			connHost[c.Host] = append(connHost[c.Host], c)
+			m[c.Host] = append(m[c.Host], c)
 		}
 	}
+	return m
+}
+
+// checkConnections: RuleConnections, connections open at once per host.
+func (a *auditor) checkConnections(conns []Conn) {
 	firstReq := map[int]*Request{}
-	for i := range reqs {
-		if _, ok := firstReq[reqs[i].Conn]; !ok && reqs[i].Conn != 0 {
-			firstReq[reqs[i].Conn] = &reqs[i]
+	for i := range a.reqs {
+		if _, ok := firstReq[a.reqs[i].Conn]; !ok && a.reqs[i].Conn != 0 {
+			firstReq[a.reqs[i].Conn] = &a.reqs[i]
 		}
 	}
-	for host, cs := range connHost {
+	for host, cs := range connsByHost(conns) {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Opened.Before(cs[j].Opened) })
 		for k, c := range cs {
 			var open []Conn
@@ -520,11 +606,11 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 					open = append(open, o)
 				}
 			}
-			if len(open) < p.maxConns() {
+			if len(open) < a.p.maxConns() {
 				continue
 			}
 			v := Violation{Rule: RuleConnections, Host: host, At: c.Opened,
-				Detail: fmt.Sprintf("connection %d opened while %d were open (connection %d first), at most %d allowed", c.ID, len(open), open[0].ID, p.maxConns())}
+				Detail: fmt.Sprintf("connection %d opened while %d were open (connection %d first), at most %d allowed", c.ID, len(open), open[0].ID, a.p.maxConns())}
 			if r := firstReq[c.ID]; r != nil {
 				v.Request = *r
 			}
@@ -532,16 +618,9 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 				o := *r
 				v.Other = &o
 			}
-			add(v)
+			a.add(v)
 		}
 	}
-	if !rep.Start.IsZero() {
-		if rep.Hosts == 0 {
-			rep.Hosts = len(connHost)
-		}
-	}
-	sort.SliceStable(rep.Violations, func(i, j int) bool { return rep.Violations[i].At.Before(rep.Violations[j].At) })
-	return rep
 }
 
 // verdictKey names a robots.txt answer (by index) read for an agent.

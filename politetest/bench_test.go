@@ -15,7 +15,9 @@ func BenchmarkScenarioBuild(b *testing.B) {
 	sc := Scenario{Hosts: 500, ArticlesPerHost: 20, RudeShare: 0.1, Seed: 1,
 		Latency: [2]time.Duration{50 * time.Millisecond, 200 * time.Millisecond}}
 	for b.Loop() {
-		sc.Build(w)
+		if _, err := sc.Build(w); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

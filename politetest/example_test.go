@@ -99,10 +99,13 @@ func ExampleScenario() {
 	}
 	defer w.Close()
 
-	info := politetest.Scenario{
+	info, err := politetest.Scenario{
 		Hosts: 6, ArticlesPerHost: 4, RudeShare: 0.5, Seed: 7,
 		RobotsMix: politetest.RobotsMix{CrawlDelay: 0.5},
 	}.Build(w)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Print(info)
 	fmt.Println(len(info.Rude()), "rude;", len(w.Site("news-6.example").Articles()), "articles on news-6.example")
 	// Output:

@@ -1,6 +1,7 @@
 package politetest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -10,15 +11,19 @@ import (
 )
 
 // Scenario describes a whole web in a few numbers; [Scenario.Build] makes it.
-// The same Scenario (Seed included) always builds the same web. The zero
-// value builds 10 well-behaved sites of 10 articles each, with no latency.
+// The same Scenario (Seed included) always builds the same web. Every field
+// means what it says: a value that cannot describe a web (no sites, a
+// negative count or latency, a share outside 0–1) is a *[ScenarioError],
+// never a silent default. Hosts must be set; the other zero values mean no
+// articles, no latency, no rude sites, robots.txt allowing everything, and
+// the "example" domain.
 type Scenario struct {
-	// Hosts is the number of sites, named "news-1.example" … 0: 10.
+	// Hosts is the number of sites, named "news-1.example" …; at least 1.
 	Hosts int
-	// ArticlesPerHost is the number of articles on each site. 0: 10;
-	// negative: none.
+	// ArticlesPerHost is the number of articles on each site; 0 or more.
 	ArticlesPerHost int
-	// Latency is the [min, max] range of every answer's added latency.
+	// Latency is the [min, max] range of every answer's added latency:
+	// neither negative, min not above max.
 	Latency [2]time.Duration
 	// RudeShare is the share (0–1) of sites that misbehave: each rude site
 	// gets one of the traits listed in [RudeTraits].
@@ -147,31 +152,94 @@ func (s SiteInfo) String() string {
 	return line
 }
 
+// ErrScenario is matched (with errors.Is) by every *[ScenarioError].
+var ErrScenario = errors.New("politetest: impossible scenario")
+
+// ScenarioError reports a Scenario field whose value cannot describe a web.
+type ScenarioError struct {
+	Field  string // the field, such as "Hosts" or "RobotsMix.Missing"
+	Reason string // what is wrong with its value
+}
+
+// Error implements error.
+func (e *ScenarioError) Error() string {
+	return "politetest: impossible scenario: " + e.Field + " " + e.Reason
+}
+
+// Unwrap returns ErrScenario.
+func (e *ScenarioError) Unwrap() error { return ErrScenario }
+
+// Validate returns a *[ScenarioError] for the first field that cannot
+// describe a web, or nil.
+func (sc Scenario) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ScenarioError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	share := func(f float64) bool { return f >= 0 && f <= 1 } // false for NaN
+	m := sc.RobotsMix
+	switch {
+	case sc.Hosts < 1:
+		return bad("Hosts", "is %d: a web needs at least one site", sc.Hosts)
+	case sc.ArticlesPerHost < 0:
+		return bad("ArticlesPerHost", "is %d: not a number of articles", sc.ArticlesPerHost)
+	case sc.Latency[0] < 0 || sc.Latency[1] < 0:
+		return bad("Latency", "is %v: a latency cannot be negative", sc.Latency)
+	case sc.Latency[0] > sc.Latency[1]:
+		return bad("Latency", "is %v: its minimum is above its maximum", sc.Latency)
+	case !share(sc.RudeShare):
+		return bad("RudeShare", "is %v: a share is between 0 and 1", sc.RudeShare)
+	case !share(m.Disallow):
+		return bad("RobotsMix.Disallow", "is %v: a share is between 0 and 1", m.Disallow)
+	case !share(m.CrawlDelay):
+		return bad("RobotsMix.CrawlDelay", "is %v: a share is between 0 and 1", m.CrawlDelay)
+	case !share(m.Missing):
+		return bad("RobotsMix.Missing", "is %v: a share is between 0 and 1", m.Missing)
+	case !share(m.Redirect):
+		return bad("RobotsMix.Redirect", "is %v: a share is between 0 and 1", m.Redirect)
+	case m.Disallow+m.CrawlDelay+m.Missing+m.Redirect > 1+1e-9:
+		return bad("RobotsMix", "shares sum to %v: more than every site", m.Disallow+m.CrawlDelay+m.Missing+m.Redirect)
+	}
+	if d := strings.Trim(sc.Domain, "."); d != "" && !validDomain(d) {
+		return bad("Domain", "is %q: not a domain name", sc.Domain)
+	}
+	return nil
+}
+
+// validDomain reports whether d is dot-separated labels of letters, digits
+// and hyphens, none empty, none starting or ending with a hyphen.
+func validDomain(d string) bool {
+	for _, l := range strings.Split(d, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return len(d) <= 253
+}
+
 // Build creates the scenario's sites on w and says what it built. Sites
-// that already exist on w are reconfigured.
-func (sc Scenario) Build(w *Web) *ScenarioInfo {
-	hosts := sc.Hosts
-	if hosts == 0 {
-		hosts = 10
+// that already exist on w are reconfigured. A Scenario that does not
+// [Scenario.Validate] builds nothing and returns its *[ScenarioError].
+func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
 	}
-	per := sc.ArticlesPerHost
-	if per == 0 {
-		per = 10
-	}
+	hosts, per, lat := sc.Hosts, sc.ArticlesPerHost, sc.Latency
 	domain := strings.Trim(sc.Domain, ".")
 	if domain == "" {
 		domain = "example"
-	}
-	lat := sc.Latency
-	if lat[1] < lat[0] {
-		lat[1] = lat[0]
 	}
 	rng := rand.New(rand.NewPCG(uint64(sc.Seed), 0x706f6c6974657465))
 
 	// Exactly round(RudeShare × hosts) rude sites, chosen by the seed.
 	rude := make([]bool, hosts)
 	nRude := int(sc.RudeShare*float64(hosts) + 0.5)
-	for _, i := range rng.Perm(hosts)[:min(max(nRude, 0), hosts)] {
+	for _, i := range rng.Perm(hosts)[:min(nRude, hosts)] {
 		rude[i] = true
 	}
 	traits := RudeTraits()
@@ -252,12 +320,20 @@ func (sc Scenario) Build(w *Web) *ScenarioInfo {
 		}
 		info.Sites = append(info.Sites, si)
 	}
-	return info
+	return info, nil
 }
 
 // NewScenarioWeb starts a Web for a test (see [NewWeb]) and builds sc on it.
+// It fails the test if sc does not [Scenario.Validate].
 func NewScenarioWeb(tb testing.TB, sc Scenario) (*Web, *ScenarioInfo) {
 	tb.Helper()
+	if err := sc.Validate(); err != nil {
+		tb.Fatal(err)
+	}
 	w := NewWeb(tb)
-	return w, sc.Build(w)
+	info, err := sc.Build(w)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w, info
 }

@@ -3,6 +3,7 @@ package politetest
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -191,6 +192,47 @@ func TestCarelessCrawlOfAScenario(t *testing.T) {
 	for _, r := range []Rule{RuleRobotsFirst, RuleInterval, RuleInFlight, RuleConnections, RuleUserAgent} {
 		if rep.Count(r) == 0 {
 			t.Errorf("careless crawl: no %s violation\n%s", r, rep)
+		}
+	}
+}
+
+// TestScenario_ImpossibleValuesRefused: a Scenario that cannot describe a
+// web is a *ScenarioError naming the field, from Validate and from Build
+// (which then builds nothing), never a panic or a silent default.
+func TestScenario_ImpossibleValuesRefused(t *testing.T) {
+	t.Parallel()
+	ok := Scenario{Hosts: 2, ArticlesPerHost: 1}
+	for _, tc := range []struct {
+		field string
+		edit  func(*Scenario)
+	}{
+		{"Hosts", func(s *Scenario) { s.Hosts = 0 }},
+		{"Hosts", func(s *Scenario) { s.Hosts = -3 }},
+		{"ArticlesPerHost", func(s *Scenario) { s.ArticlesPerHost = -1 }},
+		{"Latency", func(s *Scenario) { s.Latency = [2]time.Duration{-time.Millisecond, time.Millisecond} }},
+		{"Latency", func(s *Scenario) { s.Latency = [2]time.Duration{time.Second, time.Millisecond} }},
+		{"RudeShare", func(s *Scenario) { s.RudeShare = -0.1 }},
+		{"RudeShare", func(s *Scenario) { s.RudeShare = 1.5 }},
+		{"RudeShare", func(s *Scenario) { s.RudeShare = math.NaN() }},
+		{"RobotsMix.Missing", func(s *Scenario) { s.RobotsMix.Missing = 2 }},
+		{"RobotsMix", func(s *Scenario) { s.RobotsMix = RobotsMix{Disallow: 0.6, CrawlDelay: 0.6} }},
+		{"Domain", func(s *Scenario) { s.Domain = "exa mple" }},
+		{"Domain", func(s *Scenario) { s.Domain = "a/b" }},
+	} {
+		sc := ok
+		tc.edit(&sc)
+		var se *ScenarioError
+		if err := sc.Validate(); !errors.As(err, &se) || se.Field != tc.field || !errors.Is(err, ErrScenario) {
+			t.Errorf("%+v: Validate() = %v; want a ScenarioError for %s", sc, err, tc.field)
+		}
+		w := NewWeb(t)
+		if info, err := sc.Build(w); err == nil || info != nil || len(w.Sites()) != 0 {
+			t.Errorf("%+v: Build = %v, %v, %d sites; want the error and nothing built", sc, info, err, len(w.Sites()))
+		}
+	}
+	for _, sc := range []Scenario{ok, {Hosts: 1}, {Hosts: 3, RudeShare: 1, RobotsMix: RobotsMix{Disallow: 0.5, Missing: 0.5}, Domain: "test.example."}} {
+		if err := sc.Validate(); err != nil {
+			t.Errorf("%+v: Validate() = %v, want nil", sc, err)
 		}
 	}
 }

@@ -100,13 +100,19 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 
+	sc := demoScenario(cfg)
+	if err := sc.Validate(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	web, err := politetest.Start()
 	if err != nil {
 		return err
 	}
 	defer web.Close()
-	sc := demoScenario(cfg)
-	info := sc.Build(web)
+	info, err := sc.Build(web)
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(stdout, "politetest web on %s: %d sites, %d articles each, %d rude (seed %d)\n",
 		web.Addr(), len(info.Sites), cfg.articles, len(info.Rude()), cfg.seed)
