@@ -13,24 +13,21 @@
 // status, the headers and the first [ChallengePeek] bytes of the body.
 //
 // A [Policy] is data. Three presets reproduce the project's documents:
-// [StrictNews] (S4: 5 min doubling up to 6 h, five refusals in a row suspend
-// the host's articles with a daily re-check), [Digest] (D5: exponential
+// [StrictNews] (5 min doubling up to 6 h, five refusals in a row suspend
+// the host's articles with a daily re-check), [Digest] (exponential
 // back-off with jitter, cool-downs of 30–60 min, never under 15 min after a
-// 429) and [Vault] (V12: refusals recorded, no back-off of its own, but a
+// 429) and [Vault] (refusals recorded, no back-off of its own, but a
 // server's Retry-After honoured exactly, never rude).
 //
 // Time is a parameter: Check and Observe take now, so six-hour back-offs are
 // tested in microseconds.
 //
-// Figures (two shared cores, Go 1.26), reproduced with
+// # Memory and locking
 //
-//	go test -run '^$' -bench . -count 3 ./backoff/
-//
-// A host read successfully leaves nothing behind (0.08 bytes/idle-host over
-// 100,000 hosts: the empty shards); a host holding a refusal record costs
-// 118.5 bytes (bytes/refused-host, runtime.MemStats.HeapAlloc over 100,000
-// hosts, key included). Check on a host with no record takes about 150–240
-// ns and allocates nothing; parallel Check+Observe over 100,000 hosts takes
-// 0.6–1.2 µs per pair with one allocation. No lock is held across Store
-// I/O: the in-memory store locks one of 64 shards for a map operation.
+// A host read successfully leaves nothing behind; a host holding a refusal
+// keeps one packed record (instants as Unix nanoseconds, small fields in a
+// few bytes), so a crawl of many hosts costs memory only for the hosts that
+// refused. Check on a host with no record allocates nothing. No lock is
+// held across Store I/O: the in-memory store locks one of 64 shards for a
+// map operation.
 package backoff

@@ -86,7 +86,7 @@ const (
 	DefaultRecheck           = 24 * time.Hour
 )
 
-// StrictNews returns the strict news crawler's policy (S4, S2): 401, 403,
+// StrictNews returns the strict news crawler's policy: 401, 403,
 // 429 and bot-challenge pages are refusals; the host cools down 5 min,
 // doubling up to 6 h; Retry-After is honoured when longer; after 5
 // refusals in a row its articles are suspended and re-checked once a day.
@@ -104,7 +104,7 @@ func StrictNews() Policy {
 	}
 }
 
-// Digest returns the digest engine's policy (D5, D10): 429, 503 and
+// Digest returns the digest engine's policy: 429, 503 and
 // bot-challenge pages are refusals; the back-off is exponential with random
 // jitter and every cool-down lies between 30 and 60 min: the first refusal
 // in a row draws uniformly in [30, 60] min, and the ladder then doubles to
@@ -124,7 +124,7 @@ func Digest() Policy {
 	}
 }
 
-// Vault returns the vault connector's policy (V12): every final answer
+// Vault returns the vault connector's policy: every final answer
 // other than 200 (and every bot-challenge page) is recorded as a refusal;
 // the ledger imposes no back-off of its own (the crawl layer retries on the
 // next pass), but a refusal carrying a Retry-After cools the host down for

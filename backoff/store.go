@@ -53,7 +53,7 @@ func (s *State) idle(now time.Time) bool {
 // Store keeps the ledger's per-host records. Keys are the ledger's host or
 // site keys. Implementations must be safe for concurrent use; a store shared
 // by several processes must make Update atomic across them (a transaction,
-// or optimistic retries), so that politeness holds in all of them (P1).
+// or optimistic retries), so that politeness holds in all of them.
 // [backofftest.Run] checks an implementation.
 //
 // A Store error makes the ledger refuse the request (it never fails open).

@@ -47,7 +47,7 @@ const (
 	// host at once.
 	RuleConnections Rule = "connections"
 	// RuleInsecure: a request over plain HTTP when the policy is HTTPSOnly
-	// (the vault connector's "https only", V10).
+	// (the vault connector's "https only").
 	RuleInsecure Rule = "insecure"
 )
 
@@ -59,7 +59,7 @@ func Rules() []Rule {
 
 // DefaultChallengeCooldown is how long after a challenge page the auditor
 // expects a host to be left alone when the Policy does not say (the strict
-// news crawler's first back-off step, S4).
+// news crawler's first back-off step).
 const DefaultChallengeCooldown = 5 * time.Minute
 
 // Policy is the politeness a client claims; the auditor checks the recorded
@@ -93,8 +93,8 @@ type Policy struct {
 	// (the part before the first "/").
 	RobotsAgent string
 	// StrictRobots treats a robots.txt answering 401, 403 or 429 as
-	// disallowing the whole site (S3). Otherwise a 4xx means no robots.txt
-	// (RFC 9309, V11). A 5xx or no answer always disallows the site.
+	// disallowing the whole site. Otherwise a 4xx means no robots.txt
+	// (RFC 9309). A 5xx or no answer always disallows the site.
 	StrictRobots bool
 	// ChallengeCooldown is how long a host must be left alone after it
 	// served a challenge page. 0: DefaultChallengeCooldown.
