@@ -32,10 +32,12 @@ type Link struct {
 	Title string
 }
 
-// DiscoverLinks returns the feeds an HTML page announces with
-// <link rel="alternate" type="application/rss+xml|atom+xml|feed+json|json">,
-// in page order, resolved against base (and the page's <base href>), without
-// duplicates. It reads only the document given; it never panics.
+// DiscoverLinks returns the feeds an HTML page announces with <link
+// rel="alternate"> of type application/rss+xml, atom+xml, rdf+xml, feed+json
+// or json, in page order, without duplicates: each resolved against base (nil:
+// only absolute links count) and the page's first http(s) <base href>, and
+// cleaned of tracking parameters. It reads only the document given, with
+// golang.org/x/net/html (the parser package extract uses); it never panics.
 func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
 	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
@@ -44,6 +46,7 @@ func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
 	var links []Link
 	seen := map[string]bool{}
 	cleaner := newLinkCleaner(nil)
+	based := false
 	var walk func(n *html.Node, depth int)
 	walk = func(n *html.Node, depth int) {
 		if depth > 512 {
@@ -52,8 +55,11 @@ func DiscoverLinks(base *url.URL, page []byte) ([]Link, error) {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Base:
-				if h := attr(n, "href"); h != "" && base != nil {
-					if u, err := base.Parse(h); err == nil {
+				// The first <base href> counts, as in browsers; one that is
+				// not http(s) is ignored.
+				if h := attr(n, "href"); h != "" && !based {
+					based = true
+					if u, err := resolve(base, h); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 						base = u
 					}
 				}
@@ -86,6 +92,14 @@ func attr(n *html.Node, key string) string {
 		}
 	}
 	return ""
+}
+
+// resolve parses ref against base (nil: ref as it stands).
+func resolve(base *url.URL, ref string) (*url.URL, error) {
+	if base == nil {
+		return url.Parse(strings.TrimSpace(ref))
+	}
+	return base.Parse(strings.TrimSpace(ref))
 }
 
 func urlString(u *url.URL) string {

@@ -36,8 +36,7 @@ func absHTTP(s string) bool {
 }
 
 // FuzzSitemap: any bytes give a sitemap or an error, never a panic; every
-// entry is an absolute http(s) URL without tracking parameters, within the
-// entry bound.
+// entry is a clean absolute http(s) URL, within the entry bound.
 func FuzzSitemap(f *testing.F) {
 	seed(f, "sitemaps")
 	base, _ := url.Parse("https://example.test/sitemap.xml")
@@ -50,21 +49,15 @@ func FuzzSitemap(f *testing.F) {
 			t.Fatalf("%d entries, bound 100", len(d.entries))
 		}
 		for _, e := range d.entries {
-			if !absHTTP(e.loc) {
-				t.Fatalf("entry %q is not an absolute http(s) URL", e.loc)
-			}
-			u, _ := url.Parse(e.loc)
-			for k := range u.Query() {
-				if tracking.IsDefault(k) {
-					t.Fatalf("entry %q keeps tracking parameter %q", e.loc, k)
-				}
+			if !cleanLinkOK(e.loc) {
+				t.Fatalf("entry %q is not a clean absolute http(s) URL", e.loc)
 			}
 		}
 	})
 }
 
 // FuzzNormalize: any bytes give a normalised feed or an error, never a
-// panic; links are absolute or empty, strings valid UTF-8, the item bound
+// panic; links are clean and absolute or empty, strings valid UTF-8, the item bound
 // holds, and trigger mode (V1) keeps no content.
 func FuzzNormalize(f *testing.F) {
 	seed(f, "feeds")
@@ -82,11 +75,11 @@ func FuzzNormalize(f *testing.F) {
 				t.Fatalf("trigger mode kept feed content %q %q", fd.Title, fd.Link)
 			}
 			for _, it := range fd.Items {
-				if it.Link != "" && !absHTTP(it.Link) {
-					t.Fatalf("link %q not absolute http(s)", it.Link)
+				if it.Link != "" && !cleanLinkOK(it.Link) {
+					t.Fatalf("link %q is not a clean absolute http(s) URL", it.Link)
 				}
-				if it.Image != "" && !absHTTP(it.Image) {
-					t.Fatalf("image %q not absolute http(s)", it.Image)
+				if it.Image != "" && !cleanLinkOK(it.Image) {
+					t.Fatalf("image %q is not a clean absolute http(s) URL", it.Image)
 				}
 				for _, s := range []string{it.ID, it.GUID, it.Title, it.Description} {
 					if !utf8.ValidString(s) {
@@ -97,6 +90,72 @@ func FuzzNormalize(f *testing.F) {
 					t.Fatalf("trigger mode kept item content %+v", it)
 				}
 			}
+		}
+	})
+}
+
+// cleanLinkOK reports whether s is an absolute http(s) URL without a
+// fragment or a tracking parameter.
+func cleanLinkOK(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || !absHTTP(s) || u.Fragment != "" {
+		return false
+	}
+	for k := range u.Query() {
+		if tracking.IsDefault(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzAPIPage: any bytes give a page of refs or an error, never a panic;
+// every ref and next link is clean, and the page bound holds.
+func FuzzAPIPage(f *testing.F) {
+	seed(f, "api")
+	base, _ := url.Parse("https://example.test/wp-json/wp/v2/posts?page=1")
+	specs := []APISpec{
+		WordPress("https://example.test", 10),
+		{List: "data.items", ID: "uid", Link: "url", Published: "meta.first", Updated: "meta.last", Next: "links.next"},
+		{List: "items", Link: "url", Next: "next"},
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, sp := range specs {
+			refs, next, err := parsePage(data, base, sp, newLinkCleaner(nil))
+			if err != nil {
+				continue
+			}
+			if len(refs) > maxPageItems {
+				t.Fatalf("%d refs, bound %d", len(refs), maxPageItems)
+			}
+			for _, r := range refs {
+				if !cleanLinkOK(r.URL) || !utf8.ValidString(r.ID) {
+					t.Fatalf("ref %+v is not clean", r)
+				}
+			}
+			if next != "" && !cleanLinkOK(next) {
+				t.Fatalf("next %q is not clean", next)
+			}
+		}
+	})
+}
+
+// FuzzDiscoverLinks: any bytes give links or an error, never a panic; every
+// link is clean, of a feed type, and listed once.
+func FuzzDiscoverLinks(f *testing.F) {
+	seed(f, "pages")
+	base, _ := url.Parse("https://example.test/news/page.html")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		links, err := DiscoverLinks(base, data)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, l := range links {
+			if !cleanLinkOK(l.URL) || feedTypes[l.Type] == "" || seen[l.URL] || !utf8.ValidString(l.Title) {
+				t.Fatalf("link %+v: not clean, not a feed type, listed twice or invalid UTF-8", l)
+			}
+			seen[l.URL] = true
 		}
 	})
 }

@@ -172,7 +172,8 @@ func TestRead_D4_ConditionalGetIsTheClients(t *testing.T) {
 	}
 }
 
-// TestRead_Errors: refusals come back as typed errors, bounds hold.
+// TestRead_Errors: refusals come back as typed errors and every bound
+// holds, whatever the Doer delivers.
 func TestRead_Errors(t *testing.T) {
 	t.Parallel()
 	s := newTestSite(t)
@@ -183,31 +184,42 @@ func TestRead_Errors(t *testing.T) {
 	s.mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<rss version=\"2.0\"><channel><title>" + strings.Repeat("x", 4096) + "</title></channel></rss>"))
 	})
+	// The Doer removes the content-coding; the Reader still bounds what it
+	// reads of the result.
 	bomb := gzipBytes([]byte("<rss version=\"2.0\"><channel><title>" + strings.Repeat("x", 1<<20)))
 	s.mux.HandleFunc("/bomb.xml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/rss+xml")
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(bomb)
 	})
-	ctx := context.Background()
-	r := &Reader{Client: s.client(), MaxBytes: 64 << 10}
-
-	_, err := r.Read(ctx, s.url("/429"))
-	var se *StatusError
-	if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter != "120" || !errors.Is(err, ErrStatus) {
-		t.Errorf("429: err = %v, want *StatusError 429 with Retry-After 120", err)
+	tests := []struct {
+		name  string
+		r     Reader
+		path  string
+		want  error
+		check func(t *testing.T, err error)
+	}{
+		{"429", Reader{Client: s.client()}, "/429", ErrStatus, func(t *testing.T, err error) {
+			var se *StatusError
+			if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter != "120" {
+				t.Errorf("err = %v, want *StatusError 429 with Retry-After 120", err)
+			}
+		}},
+		{"oversize", Reader{Client: s.client(), MaxBytes: 1024}, "/big", ErrTooLarge, nil},
+		{"gzip bomb", Reader{Client: s.client(), MaxBytes: 64 << 10}, "/bomb.xml", ErrTooLarge, nil},
+		{"no client", Reader{}, "/big", ErrNoClient, nil},
 	}
-	small := &Reader{Client: s.client(), MaxBytes: 1024}
-	if _, err := small.Read(ctx, s.url("/big")); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("oversize feed: err = %v, want ErrTooLarge", err)
-	}
-	// The Doer removes the content-coding; the Reader still bounds what it
-	// reads of the result.
-	if _, err := r.Read(ctx, s.url("/bomb.xml")); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("gzip bomb: err = %v, want ErrTooLarge", err)
-	}
-	if _, err := (&Reader{}).Read(ctx, s.url("/big")); !errors.Is(err, ErrNoClient) {
-		t.Errorf("no client: err = %v, want ErrNoClient", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := tt.r.Read(context.Background(), s.url(tt.path))
+			if !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+			if tt.check != nil {
+				tt.check(t, err)
+			}
+		})
 	}
 }
 
@@ -234,47 +246,15 @@ func TestRead_MaxItems(t *testing.T) {
 		{0, 50, false},
 	}
 	for _, tt := range tests {
-		res, err := (&Reader{Client: s.client(), MaxItems: tt.max}).Read(context.Background(), s.url("/feed"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := len(res.Feed.Items); got != tt.wantItems || res.Truncated != tt.wantTrunc {
-			t.Errorf("MaxItems %d: %d items, truncated %v; want %d, %v", tt.max, got, res.Truncated, tt.wantItems, tt.wantTrunc)
-		}
-	}
-}
-
-// TestDiscover finds the feeds an HTML page announces.
-func TestDiscover(t *testing.T) {
-	t.Parallel()
-	s := newTestSite(t)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte(`<!doctype html><html><head>
-<base href="/news/">
-<link rel="alternate" type="application/rss+xml" title="RSS" href="feed.xml?utm_source=page">
-<link rel="ALTERNATE" type="application/atom+xml; charset=utf-8" href="https://other.test/atom.xml">
-<link rel="alternate" type="application/feed+json" href="/feed.json">
-<link rel="alternate" type="text/html" hreflang="fr" href="/fr/">
-<link rel="stylesheet" type="application/rss+xml" href="/not-a-feed.xml">
-<link rel="alternate" type="application/rss+xml" href="feed.xml">
-</head><body></body></html>`))
-	})
-	links, err := (&Reader{Client: s.client()}).Discover(context.Background(), s.url("/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Link{
-		{URL: s.url("/news/feed.xml"), Type: "application/rss+xml", Title: "RSS"},
-		{URL: "https://other.test/atom.xml", Type: "application/atom+xml"},
-		{URL: s.url("/feed.json"), Type: "application/feed+json"},
-	}
-	if len(links) != len(want) {
-		t.Fatalf("got %d links %v, want %d", len(links), links, len(want))
-	}
-	for i := range want {
-		if links[i] != want[i] {
-			t.Errorf("link %d = %+v, want %+v", i, links[i], want[i])
-		}
+		t.Run(fmt.Sprint("max=", tt.max), func(t *testing.T) {
+			t.Parallel()
+			res, err := (&Reader{Client: s.client(), MaxItems: tt.max}).Read(context.Background(), s.url("/feed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(res.Feed.Items); got != tt.wantItems || res.Truncated != tt.wantTrunc {
+				t.Errorf("%d items, truncated %v; want %d, %v", got, res.Truncated, tt.wantItems, tt.wantTrunc)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/politefetch/politefetch/internal/hostkey"
 	"github.com/politefetch/politefetch/internal/tracking"
 )
 
@@ -27,7 +28,8 @@ func newLinkCleaner(keep []string) linkCleaner {
 // link resolves ref against base (which may be nil) and strips it (see
 // tracking.Strip: tracking parameters but those kept, the fragment, a
 // ";jsessionid=" path parameter). It returns "" when ref is empty or cannot
-// be parsed, or when the result is not an absolute http or https URL.
+// be parsed, or when the result is not an absolute http or https URL with a
+// valid host.
 func (c linkCleaner) link(base *url.URL, ref string) string {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -40,11 +42,18 @@ func (c linkCleaner) link(base *url.URL, ref string) string {
 	if base != nil {
 		u = base.ResolveReference(u)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+	if u.Scheme != "http" && u.Scheme != "https" {
 		return ""
 	}
+	if _, err := hostkey.FromURL(u); err != nil {
+		return "" // no host, or one no request could be sent to
+	}
 	tracking.Strip(u, c.table, c.keep)
-	return u.String()
+	out := u.String()
+	if _, err := url.Parse(out); err != nil {
+		return "" // a host such as "::" that prints as no URL parses back
+	}
+	return out
 }
 
 // CMSID returns the article identifier a CMS put in s, when it can be read:

@@ -100,19 +100,22 @@ func TestSitemapWalk_Limits(t *testing.T) {
 		{"file bound", SitemapWalker{MaxFiles: 2}, "/loop.xml", ErrTooMany},
 	}
 	for _, tt := range tests {
-		tt.w.Client, tt.w.URLs = s.client(), []string{s.url(tt.root)}
-		var errs []error
-		refs := 0
-		for _, err := range tt.w.Walk(context.Background(), Stop{Now: fixedNow}) {
-			if err != nil {
-				errs = append(errs, err)
-			} else {
-				refs++
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.w.Client, tt.w.URLs = s.client(), []string{s.url(tt.root)}
+			var errs []error
+			refs := 0
+			for _, err := range tt.w.Walk(context.Background(), Stop{Now: fixedNow}) {
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					refs++
+				}
 			}
-		}
-		if len(errs) == 0 || !errors.Is(errs[0], tt.want) || refs != 0 {
-			t.Errorf("%s: errs %v, refs %d; want first error %v and no refs", tt.name, errs, refs, tt.want)
-		}
+			if len(errs) == 0 || !errors.Is(errs[0], tt.want) || refs != 0 {
+				t.Errorf("errs %v, refs %d; want first error %v and no refs", errs, refs, tt.want)
+			}
+		})
 	}
 }
 
@@ -263,10 +266,13 @@ func TestAPIWalk_Golden(t *testing.T) {
 		{"loop", func(sp *APISpec) { sp.URL = s.url("/api/loop"); sp.List = "items"; sp.Next = "next" }},
 	}
 	for _, tt := range tests {
-		sp := spec
-		tt.mod(&sp)
-		w := &APIWalker{Client: s.client(), Spec: sp}
-		golden(t, "api/"+tt.name+".golden", walkView(s, w.Walk(context.Background(), Stop{Now: fixedNow})))
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sp := spec
+			tt.mod(&sp)
+			w := &APIWalker{Client: s.client(), Spec: sp}
+			golden(t, "api/"+tt.name+".golden", walkView(s, w.Walk(context.Background(), Stop{Now: fixedNow})))
+		})
 	}
 }
 
@@ -297,14 +303,17 @@ func TestStop_V4_Judge(t *testing.T) {
 		{"empty batch", Stop{Known: &known}, nil, nil, false, false},
 	}
 	for _, tt := range tests {
-		v := tt.stop.judge(tt.batch, fixedNow)
-		var urls []string
-		for _, r := range v.yield {
-			urls = append(urls, r.URL)
-		}
-		if !slices.Equal(urls, tt.wantURLs) || v.floor != tt.wantFloor || v.known != tt.wantKnown {
-			t.Errorf("%s: yield %v floor %v known %v; want %v %v %v", tt.name, urls, v.floor, v.known, tt.wantURLs, tt.wantFloor, tt.wantKnown)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := tt.stop.judge(tt.batch, fixedNow)
+			var urls []string
+			for _, r := range v.yield {
+				urls = append(urls, r.URL)
+			}
+			if !slices.Equal(urls, tt.wantURLs) || v.floor != tt.wantFloor || v.known != tt.wantKnown {
+				t.Errorf("yield %v floor %v known %v; want %v %v %v", urls, v.floor, v.known, tt.wantURLs, tt.wantFloor, tt.wantKnown)
+			}
+		})
 	}
 }
 
@@ -390,17 +399,20 @@ func TestWalk_D4_NotModified(t *testing.T) {
 		{"sitemaps", sm, 2, 1}, // news.xml sends no validators: read again
 	}
 	for _, tt := range tests {
-		for pass, want := range []int{tt.first, tt.second} {
-			n := 0
-			for _, err := range tt.w.Walk(context.Background(), Stop{Now: fixedNow}) {
-				if err != nil {
-					t.Fatalf("%s pass %d: %v", tt.name, pass+1, err)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for pass, want := range []int{tt.first, tt.second} {
+				n := 0
+				for _, err := range tt.w.Walk(context.Background(), Stop{Now: fixedNow}) {
+					if err != nil {
+						t.Fatalf("pass %d: %v", pass+1, err)
+					}
+					n++
 				}
-				n++
+				if n != want {
+					t.Errorf("pass %d: %d refs, want %d", pass+1, n, want)
+				}
 			}
-			if n != want {
-				t.Errorf("%s pass %d: %d refs, want %d", tt.name, pass+1, n, want)
-			}
-		}
+		})
 	}
 }
