@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -134,16 +135,14 @@ func TestMapping_InvalidNamesTheField(t *testing.T) {
 // maxPathValues values, and lists keep at most their caps.
 func TestMapping_FanOutIsCapped(t *testing.T) {
 	t.Parallel()
-	b := []byte(`{"a":[` + func() string {
-		s := ""
-		for i := range 5000 {
-			if i > 0 {
-				s += ","
-			}
-			s += fmt.Sprintf(`{"n":"name %d"}`, i)
+	var sb strings.Builder
+	for i := range 5000 {
+		if i > 0 {
+			sb.WriteString(",")
 		}
-		return s
-	}() + `]}`)
+		fmt.Fprintf(&sb, `{"n":"name %d"}`, i)
+	}
+	b := []byte(`{"a":[` + sb.String() + `]}`)
 	p, _ := compilePath("a[].n")
 	if got := len(p.find(mustJSON(t, b))); got != maxPathValues {
 		t.Errorf("found %d values, want the cap %d", got, maxPathValues)

@@ -2,4 +2,96 @@
 // body as ordered blocks and the metadata the publisher stated, each field
 // copied from where the publisher put it and none ever completed. It never
 // fetches anything.
+//
+// # Metadata
+//
+// Every metadata field records where it was read in its Source: a JSON-LD
+// path ("json-ld:NewsArticle.headline"), a tag ("meta[property=og:title]",
+// "link[rel=canonical]", "html[lang]"), a microdata property
+// ("microdata:NewsArticle.author"), a CMS field ("wordpress:title.rendered",
+// "cms:data.attributes.title"). A page's metadata is read from these
+// sources, most trusted first:
+//
+//  1. JSON-LD: the page's Article node (any schema.org type named
+//     *Article, BlogPosting, LiveBlogPosting, SocialMediaPosting,
+//     DiscussionForumPosting or Report), at the top of a script, in an
+//     array or an @graph, or as a WebPage's mainEntity, with @id
+//     references resolved; of several, the one whose url, @id or
+//     mainEntityOfPage is the page's, else the first;
+//  2. OpenGraph (og:*) and its article:* properties;
+//  3. Twitter cards (twitter:*);
+//  4. plain meta names (title, description, author, keywords,
+//     news_keywords, date, language);
+//  5. Dublin Core (DC.* and dcterms.*);
+//  6. microdata: the itemprops of the first itemscope of an Article type
+//     (an itemprop inside a nested item belongs to that item);
+//  7. markup that names a byline as one: <a rel=author> whose text is a
+//     name, or an itemprop=author outside any Article item. A class such as
+//     "byline" or "author" is styling, not a statement, and is not read;
+//  8. <html lang> and <meta http-equiv=content-language> (one tag, not a
+//     list), then an hreflang alternate that points at the page itself.
+//
+// Two fields have a mechanism made for them and depart from that order:
+// the canonical URL is read first from <link rel=canonical>, then JSON-LD
+// url and mainEntityOfPage, then og:url and microdata; the language from
+// JSON-LD inLanguage, then <html lang> and content-language, then the meta
+// names, Dublin Core and microdata that name one, then og:locale (its "_"
+// written "-"), then a self-referencing hreflang.
+//
+// The most trusted source that states a field gives its value; each less
+// trusted source that states a different value is kept in the field's
+// Conflicts (dates that name the same instant, or a date and a date-time on
+// that date, agree; so do "en" and "en-GB", and URLs that differ only by a
+// fragment or a trailing slash). For Authors and Keywords the most trusted
+// source that names any gives the whole list, and a less trusted list that
+// names others is one Conflict, its entries joined by "; ", on the first
+// entry. Access fails closed: a wall declared by any source
+// (isAccessibleForFree false on the Article, on one of its hasPart, on a
+// WebPage or in microdata; article:content_tier locked or metered) makes it Gated, whatever
+// another source says; otherwise a source stating free access makes it
+// Free.
+//
+// Nothing is ever completed: no date from the URL or from HTTP headers, no
+// language from the text, no headline from <title> (it names the page, not
+// the article), no author from the page's layout, no id derived from
+// the page's own URL. A URL is resolved against the page's URL; text has its entities
+// decoded and its white space collapsed. A date-time is kept as written
+// with its zone; its Time is set only when it states an offset (RFC 3339
+// and the common ISO 8601 and RFC 1123 forms), and a date alone is
+// DateOnly. A value that does not parse as a date stays as written, with a
+// zero Time.
+//
+// TranslationOf is set only when the page designates its original
+// unambiguously: JSON-LD translationOfWork (or isTranslationOf), microdata
+// translationOfWork, or <link rel=translation-of>, every one that is given
+// naming the same original, which is not the page itself. hreflang
+// alternates are versions, not originals, and never make one.
+//
+// # Identifiers
+//
+// IDs lists every CMS identifier the page states, each with its Scheme and
+// Source, so a crawler can demand that the feed's, the backlog's and the
+// article's agree (V3): JSON-LD identifier (a text, a number, or a
+// PropertyValue's value) and @id; microdata identifier and itemid;
+// WordPress's shortlink (?p=N), REST link (/wp-json/wp/v2/posts/N) and
+// postid-N body class; Drupal's shortlink (/node/N) and
+// data-history-node-id. A source that states two different ids states none.
+// Arc XP and Ghost pages carry no id in their markup that is theirs alone
+// (a data-post-id is as often a related story's), so none is read for
+// them; read their APIs with a [Mapping].
+//
+// # Bounds
+//
+// Hostile markup costs bounded work. JSON-LD is read from at most 64
+// scripts, 1 MiB each and 4 MiB in all, 32 levels deep and 10,000 objects
+// in all; a script over a cap is skipped whole, found by one scan of its
+// bytes before it is decoded, and the others are still read. A page
+// contributes at most 1,024 meta tags and 1,024 links, 64 authors, 256
+// keywords and 64 identifiers.
+//
+// # CMS APIs
+//
+// [WordPress] reads a post of WordPress's REST API and [WordPressPosts] a
+// list of them; a [Mapping] reads any other CMS API whose fields a source
+// declares, as paths into its JSON (V2).
 package extract

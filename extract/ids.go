@@ -25,11 +25,11 @@ import (
 func (p *pageScan) readIDs(c *cands) {
 	var shortWP, shortDrupal, rest []string
 	for _, l := range p.links {
-		if l.anchor {
+		if l.anchor || l.href == "" || !(hasRel(l.rel, "shortlink") || hasRel(l.rel, "alternate") && l.typ == "application/json") {
 			continue
 		}
 		u, err := url.Parse(p.resolve(l.href))
-		if err != nil || l.href == "" {
+		if err != nil {
 			continue
 		}
 		switch {

@@ -8,46 +8,8 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// The metadata of a page is read from these sources, most trusted first:
-//
-//  1. JSON-LD: the page's Article node (any schema.org type named
-//     *Article, BlogPosting, LiveBlogPosting, SocialMediaPosting or
-//     Report), found at the top of a script, in an array or in an @graph,
-//     or as a WebPage's mainEntity, with @id references resolved;
-//  2. OpenGraph (og:*) and its article:* properties;
-//  3. Twitter cards (twitter:*);
-//  4. plain meta names (author, description, keywords, news_keywords,
-//     date, title, language, …);
-//  5. Dublin Core (DC.* and dcterms.*);
-//  6. microdata: itemprop values inside the first itemscope of an Article
-//     type;
-//  7. markup that names a byline as one: <a rel=author> with a name as
-//     its text, or an itemprop=author outside any Article scope. A class
-//     such as "byline" or "author" is not enough: it is styling, not a
-//     statement;
-//  8. <html lang> and <meta http-equiv=content-language>, then an hreflang
-//     alternate that points at the page itself.
-//
-// Two fields depart from that order, since the markup has a mechanism made
-// for them: the canonical URL is read first from <link rel=canonical>
-// (then JSON-LD url and mainEntityOfPage, then og:url), and the language
-// from JSON-LD inLanguage, then <html lang> and content-language, then the
-// meta tags that name a language, then OpenGraph's og:locale (its
-// underscore written as a hyphen), then a self-referencing hreflang.
-// TranslationOf is set only when every source that names an original names
-// the same one.
-//
-// The most trusted source that states a field gives its value; every less
-// trusted source that states a different value is kept in the field's
-// Conflicts. For Authors and Keywords the most trusted source that names
-// any gives the whole list, and a less trusted list that differs is kept
-// as one Conflict (its entries joined by "; ") on the first entry.
-//
-// Nothing is ever completed: no date from the URL or from HTTP headers, no
-// language from the text, no headline from <title> (it names the page, not
-// the article), no author from the page's layout. A URL is resolved
-// against the page's URL; text has its entities decoded and its
-// whitespace collapsed.
+// The order of trust and the rules of the merge are the package doc's
+// (doc.go, # Metadata).
 
 // readMeta fills a's metadata from the parsed page. page may be nil, when
 // URLs are kept as written.
@@ -101,15 +63,11 @@ type linkTag struct {
 func (p *pageScan) scan(n *html.Node, inScope bool) {
 	for ; n != nil; n = n.NextSibling {
 		if n.Type == html.ElementNode {
-			p.element(n, inScope)
+			scoped := p.element(n, inScope)
 			if n.DataAtom == atom.Script || n.DataAtom == atom.Style {
 				continue
 			}
-			child := inScope
-			if hasAttr(n, "itemscope") {
-				child = true
-			}
-			p.scan(n.FirstChild, child)
+			p.scan(n.FirstChild, inScope || scoped)
 			continue
 		}
 		if n.FirstChild != nil {
@@ -118,7 +76,8 @@ func (p *pageScan) scan(n *html.Node, inScope bool) {
 	}
 }
 
-func (p *pageScan) element(n *html.Node, inScope bool) {
+// element notes what n states; it reports whether n is an itemscope.
+func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 	switch n.DataAtom {
 	case atom.Html:
 		if p.htmlLang == "" {
@@ -145,14 +104,24 @@ func (p *pageScan) element(n *html.Node, inScope bool) {
 		if rel == "" || len(p.links) >= maxLinkTags {
 			break
 		}
-		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), href: strings.TrimSpace(attrOf(n, "href")),
-			typ: strings.ToLower(strings.TrimSpace(attrOf(n, "type"))), hreflang: collapse(attrOf(n, "hreflang")), anchor: n.DataAtom == atom.A}
+		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), anchor: n.DataAtom == atom.A}
 		if l.anchor {
+			// Of an <a>, only a byline or a translation relation is read.
+			if !hasRel(l.rel, "author") && !hasRel(l.rel, "translation-of") {
+				break
+			}
 			l.text = textOf(n)
 		}
+		l.href = strings.TrimSpace(attrOf(n, "href"))
+		l.typ = strings.ToLower(strings.TrimSpace(attrOf(n, "type")))
+		l.hreflang = collapse(attrOf(n, "hreflang"))
 		p.links = append(p.links, l)
 	case atom.Script:
 		if isLDType(attrOf(n, "type")) && len(p.ldTexts) < maxLDScripts {
+			if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.NextSibling == nil {
+				p.ldTexts = append(p.ldTexts, c.Data)
+				break
+			}
 			var b strings.Builder
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				if c.Type == html.TextNode {
@@ -162,18 +131,35 @@ func (p *pageScan) element(n *html.Node, inScope bool) {
 			p.ldTexts = append(p.ldTexts, b.String())
 		}
 	}
-	if v, ok := attrOK(n, "data-history-node-id"); ok && len(p.drupalNodes) < maxLinkTags {
-		p.drupalNodes = append(p.drupalNodes, strings.TrimSpace(v))
-	}
-	if hasAttr(n, "itemscope") {
-		if t := articleItemType(attrOf(n, "itemtype")); t != "" && p.scope == nil && !inScope {
-			p.scope, p.scopeType = n, t
-			return
+	// One pass over the attributes for what any element may carry.
+	var itemprop, itemtype string
+	for _, at := range n.Attr {
+		if at.Namespace != "" {
+			continue
+		}
+		switch at.Key {
+		case "itemscope":
+			scoped = true
+		case "itemprop":
+			itemprop = at.Val
+		case "itemtype":
+			itemtype = at.Val
+		case "data-history-node-id":
+			if len(p.drupalNodes) < maxLinkTags {
+				p.drupalNodes = append(p.drupalNodes, strings.TrimSpace(at.Val))
+			}
 		}
 	}
-	if !inScope && len(p.itemAuthors) < maxAuthors && hasToken(attrOf(n, "itemprop"), "author") {
+	if scoped && !inScope && p.scope == nil {
+		if t := articleItemType(itemtype); t != "" {
+			p.scope, p.scopeType = n, t
+			return true
+		}
+	}
+	if !inScope && itemprop != "" && len(p.itemAuthors) < maxAuthors && hasToken(itemprop, "author") {
 		p.itemAuthors = append(p.itemAuthors, n)
 	}
+	return scoped
 }
 
 // Caps on what one page may contribute, so hostile markup costs bounded
@@ -199,100 +185,96 @@ func isLDType(t string) bool {
 func (p *pageScan) readMetaTags(c *cands) {
 	// OpenGraph and article:*
 	for _, m := range p.metas {
-		src := m.source()
 		switch m.key {
 		case "og:title":
-			c.headline.add(m.content, src)
+			c.headline.add(m.content, m.source())
 		case "og:description":
-			c.description.add(m.content, src)
+			c.description.add(m.content, m.source())
 		case "og:url":
-			c.canonicalOG.add(p.resolve(m.content), src)
+			c.canonicalOG.add(p.resolve(m.content), m.source())
 		case "og:image", "og:image:url", "og:image:secure_url":
-			c.image.add(p.resolve(m.content), src)
+			c.image.add(p.resolve(m.content), m.source())
 		case "og:site_name":
-			c.publisher.add(m.content, src)
+			c.publisher.add(m.content, m.source())
 		case "og:locale":
-			c.locale.add(strings.ReplaceAll(m.content, "_", "-"), src)
+			c.locale.add(strings.ReplaceAll(m.content, "_", "-"), m.source())
 		case "og:updated_time":
-			c.modified.add(m.content, src)
+			c.modified.add(m.content, m.source())
 		case "article:published_time":
-			c.published.add(m.content, src)
+			c.published.add(m.content, m.source())
 		case "article:modified_time":
-			c.modified.add(m.content, src)
+			c.modified.add(m.content, m.source())
 		case "article:section":
-			c.section.add(m.content, src)
+			c.section.add(m.content, m.source())
 		case "article:author":
 			if !looksLikeURL(m.content) {
-				c.authors.add(m.content, src)
+				c.authors.add(m.content, m.source())
 			}
 		case "article:tag":
-			c.keywords.add(m.content, src)
+			c.keywords.add(m.content, m.source())
 		case "article:content_tier":
 			switch strings.ToLower(m.content) {
 			case "locked", "metered":
-				c.access.add(Gated, src)
+				c.access.add(Gated, m.source())
 			case "free":
-				c.access.add(Free, src)
+				c.access.add(Free, m.source())
 			}
 		}
 	}
 	// Twitter cards
 	for _, m := range p.metas {
-		src := m.source()
 		switch m.key {
 		case "twitter:title":
-			c.headline.add(m.content, src)
+			c.headline.add(m.content, m.source())
 		case "twitter:description":
-			c.description.add(m.content, src)
+			c.description.add(m.content, m.source())
 		case "twitter:image", "twitter:image:src":
-			c.image.add(p.resolve(m.content), src)
+			c.image.add(p.resolve(m.content), m.source())
 		}
 	}
 	// plain meta names
 	for _, m := range p.metas {
-		src := m.source()
 		if m.attr == "http-equiv" {
 			continue
 		}
 		switch m.key {
 		case "title":
-			c.headline.add(m.content, src)
+			c.headline.add(m.content, m.source())
 		case "description":
-			c.description.add(m.content, src)
+			c.description.add(m.content, m.source())
 		case "author":
-			c.authors.add(m.content, src)
+			c.authors.add(m.content, m.source())
 		case "keywords", "news_keywords":
-			c.keywords.addList(splitComma(m.content), src)
+			c.keywords.addList(splitComma(m.content), m.source())
 		case "date", "pubdate", "publish-date", "publish_date", "publication_date":
-			c.published.add(m.content, src)
+			c.published.add(m.content, m.source())
 		case "language":
-			c.langMeta.add(m.content, src)
+			c.langMeta.add(m.content, m.source())
 		}
 	}
 	// Dublin Core
 	for _, m := range p.metas {
-		src := m.source()
 		key, ok := dcKey(m.key)
 		if !ok || m.attr == "http-equiv" {
 			continue
 		}
 		switch key {
 		case "title":
-			c.headline.add(m.content, src)
+			c.headline.add(m.content, m.source())
 		case "description", "abstract":
-			c.description.add(m.content, src)
+			c.description.add(m.content, m.source())
 		case "creator":
-			c.authors.add(m.content, src)
+			c.authors.add(m.content, m.source())
 		case "subject":
-			c.keywords.addList(splitComma(strings.ReplaceAll(m.content, ";", ",")), src)
+			c.keywords.addList(splitComma(strings.ReplaceAll(m.content, ";", ",")), m.source())
 		case "date", "date.issued", "issued", "created", "date.created":
-			c.published.add(m.content, src)
+			c.published.add(m.content, m.source())
 		case "modified", "date.modified":
-			c.modified.add(m.content, src)
+			c.modified.add(m.content, m.source())
 		case "language":
-			c.langMeta.add(m.content, src)
+			c.langMeta.add(m.content, m.source())
 		case "publisher":
-			c.publisher.add(m.content, src)
+			c.publisher.add(m.content, m.source())
 		}
 	}
 }
