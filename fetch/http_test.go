@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/robots"
 )
 
 // TestHTTP_AllowHTTPEndToEnd: a policy that allows plain http reads a
@@ -66,5 +67,27 @@ func TestHTTP_AllowHTTPEndToEnd(t *testing.T) {
 				t.Fatal(rep)
 			}
 		})
+	}
+}
+
+// TestRobotsPolicy_ReachesTheCache: what a Policy says of robots.txt (its
+// status rules, TTL, retry interval, what a failure after a good copy does,
+// and whether plain http is read) is what the client's robots cache does.
+func TestRobotsPolicy_ReachesTheCache(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	for _, tc := range []struct {
+		name      string
+		onFailure robots.FailureMode
+		allowHTTP bool
+	}{{"Defaults", robots.FailDisallowAll, false}, {"UseLastGoodOverHTTP", robots.UseLastGood, true}} {
+		p := testPolicy(Vault(), auditInterval)
+		p.Robots.OnFailure, p.AllowHTTP = tc.onFailure, tc.allowHTTP
+		c := newClient(t, web, p)
+		got := c.robots.Policy
+		want := robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: tc.onFailure}
+		if got != want || c.robots.AllowHTTP != tc.allowHTTP {
+			t.Errorf("%s: robots cache policy %+v, AllowHTTP %v; want %+v, %v", tc.name, got, c.robots.AllowHTTP, want, tc.allowHTTP)
+		}
 	}
 }
