@@ -438,6 +438,7 @@ const (
 	wordLayout
 	wordContent
 	wordNote
+	wordEmbed // an embedded post or player: content, whatever else the name says
 )
 
 var nameWords = map[string]uint8{
@@ -463,6 +464,8 @@ var nameWords = map[string]uint8{
 	"story": wordContent, "text": wordContent, "prose": wordContent, "blog": wordContent, "post": wordContent,
 	"hentry": wordContent,
 
+	"embed": wordEmbed, "embedded": wordEmbed,
+
 	"caption": wordNote, "credit": wordNote, "credits": wordNote, "figcaption": wordNote,
 }
 
@@ -474,7 +477,7 @@ var hiddenClasses = map[string]bool{
 
 // nameKind classifies an element by the words of its class and id.
 func nameKind(cls, id string) elementKind {
-	var hard, widget, layout, content, note bool
+	var hard, widget, layout, content, note, embed bool
 	each := func(v string) {
 		forWords(v, func(w string) {
 			switch nameWords[w] {
@@ -488,6 +491,8 @@ func nameKind(cls, id string) elementKind {
 				content = true
 			case wordNote:
 				note = true
+			case wordEmbed:
+				embed = true
 			}
 		})
 	}
@@ -496,6 +501,8 @@ func nameKind(cls, id string) elementKind {
 	switch {
 	case hard:
 		return kindDrop
+	case embed:
+		return kindPlain
 	case widget:
 		return kindWeak
 	case layout && !content:
