@@ -67,8 +67,8 @@ func (c skipClock) After(d time.Duration) <-chan time.Time {
 // TestChain_S4_SuspendedHostFeedStillRead: a host that refused five
 // articles in a row is suspended for articles (S4), yet its feed, read
 // through the client's Doer for feeds, is still read on its schedule, every
-// fifteen minutes of the client's clock, while every article Get is refused
-// without being sent.
+// fifteen minutes of the client's clock, and so is its sitemap, while every
+// article Get is refused without being sent.
 func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
@@ -111,6 +111,19 @@ func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 			t.Fatalf("round %d: article Get: %v, want a suspension refusal", round+1, err)
 		}
 		clk.Advance(15 * time.Minute)
+	}
+
+	// The backlog is read as a feed too: the sitemap still answers.
+	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindFeed), URLs: []string{site.URL("/sitemap.xml")}}
+	refs := 0
+	for _, err := range sm.Walk(ctx, feed.Stop{}) {
+		if err != nil {
+			t.Fatalf("sitemap of a suspended host: %v, want it read", err)
+		}
+		refs++
+	}
+	if refs != len(paths) {
+		t.Errorf("sitemap of a suspended host yielded %d refs, want %d", refs, len(paths))
 	}
 
 	feeds, articles := 0, 0
