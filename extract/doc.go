@@ -36,7 +36,8 @@
 // url and mainEntityOfPage, then og:url and microdata; the language from
 // JSON-LD inLanguage, then <html lang> and content-language, then the meta
 // names, Dublin Core and microdata that name one, then og:locale (its "_"
-// written "-"), then a self-referencing hreflang.
+// written "-"), then a self-referencing hreflang; a value that is not a
+// language tag in form ("english") is not read as one.
 //
 // The most trusted source that states a field gives its value; each less
 // trusted source that states a different value is kept in the field's
@@ -57,8 +58,9 @@
 // the page's own URL. A URL is resolved against the page's URL; text has its entities
 // decoded and its white space collapsed. A date-time is kept as written
 // with its zone; its Time is set only when it states an offset (RFC 3339
-// and the common ISO 8601 and RFC 1123 forms), and a date alone is
-// DateOnly. A value that does not parse as a date stays as written, with a
+// and the common ISO 8601 and RFC 1123 forms), and a date alone (ISO 8601,
+// or with an English month name; never 01/02/2006, whose order is not
+// stated) is DateOnly. A value that does not parse as a date stays as written, with a
 // zero Time.
 //
 // TranslationOf is set only when the page designates its original

@@ -395,9 +395,9 @@ func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) s
 
 	switch l := d.deref(m["inLanguage"]).(type) {
 	case string:
-		c.language.add(ldString(l), src("inLanguage"))
+		c.language.addLang(ldString(l), src("inLanguage"))
 	case map[string]any:
-		c.language.add(ldString(l["alternateName"]), src("inLanguage.alternateName"))
+		c.language.addLang(ldString(l["alternateName"]), src("inLanguage.alternateName"))
 	}
 
 	for _, k := range ldList(m["keywords"]) {

@@ -29,6 +29,10 @@ func TestParseInstant(t *testing.T) {
 		{"Fri, 02 Jan 2026 03:04:05 +0200", time.Date(2026, 1, 2, 3, 4, 5, 0, plus2), false},
 		{"2026-01-02", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), true},
 		{"20260102", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), true},
+		{"November 19, 2019", time.Date(2019, 11, 19, 0, 0, 0, 0, time.UTC), true},
+		{"19 Nov 2019", time.Date(2019, 11, 19, 0, 0, 0, 0, time.UTC), true},
+		// Which of day and month comes first is not stated.
+		{"01/02/2026", time.Time{}, false},
 		// No zone stated: the text is kept, no instant is made up.
 		{"2026-01-02T03:04:05", time.Time{}, false},
 		{"2026-01-02 03:04", time.Time{}, false},
@@ -67,6 +71,22 @@ func TestInstantConflicts(t *testing.T) {
 	} {
 		if got := sameInstant(instantOf(c.a, "a"), instantOf(c.b, "b")); got != c.same {
 			t.Errorf("sameInstant(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+func TestIsLangTag(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"en", true}, {"en-GB", true}, {"pt_BR", true}, {"zh-Hant-TW", true}, {"es-419", true}, {"fil", true},
+		{"english", false}, {"English (UK)", false}, {"e", false}, {"en-", false}, {"-en", false}, {"en--GB", false},
+		{"12", false}, {"", false}, {"en-abcdefghi", false},
+	} {
+		if got := isLangTag(c.in); got != c.want {
+			t.Errorf("isLangTag(%q) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }

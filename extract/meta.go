@@ -197,7 +197,7 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "og:site_name":
 			c.publisher.add(m.content, m.source())
 		case "og:locale":
-			c.locale.add(strings.ReplaceAll(m.content, "_", "-"), m.source())
+			c.locale.addLang(strings.ReplaceAll(m.content, "_", "-"), m.source())
 		case "og:updated_time":
 			c.modified.add(m.content, m.source())
 		case "article:published_time":
@@ -249,7 +249,7 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "date", "pubdate", "publish-date", "publish_date", "publication_date":
 			c.published.add(m.content, m.source())
 		case "language":
-			c.langMeta.add(m.content, m.source())
+			c.langMeta.addLang(m.content, m.source())
 		}
 	}
 	// Dublin Core
@@ -272,7 +272,7 @@ func (p *pageScan) readMetaTags(c *cands) {
 		case "modified", "date.modified":
 			c.modified.add(m.content, m.source())
 		case "language":
-			c.langMeta.add(m.content, m.source())
+			c.langMeta.addLang(m.content, m.source())
 		case "publisher":
 			c.publisher.add(m.content, m.source())
 		}
@@ -305,17 +305,17 @@ func (p *pageScan) readMarkup(c *cands) {
 		}
 	}
 
-	c.htmlLang.add(p.htmlLang, "html[lang]")
+	c.htmlLang.addLang(p.htmlLang, "html[lang]")
 	for _, m := range p.metas {
 		if m.attr == "http-equiv" && m.key == "content-language" && !strings.ContainsAny(m.content, ", ") {
-			c.htmlLang.add(m.content, "meta[http-equiv=content-language]")
+			c.htmlLang.addLang(m.content, "meta[http-equiv=content-language]")
 		}
 	}
 	self := p.self()
 	for _, l := range p.links {
 		if !l.anchor && hasRel(l.rel, "alternate") && l.hreflang != "" && !strings.EqualFold(l.hreflang, "x-default") &&
 			self != "" && sameDoc(p.resolve(l.href), self) {
-			c.hreflang.add(l.hreflang, "link[rel=alternate][hreflang]")
+			c.hreflang.addLang(l.hreflang, "link[rel=alternate][hreflang]")
 		}
 	}
 

@@ -29,7 +29,9 @@ var instantLayouts = [...]string{
 }
 
 // dateLayouts are the forms of a date alone.
-var dateLayouts = [...]string{"2006-01-02", "20060102"}
+// The English forms ("January 2, 2006", "2 Jan 2006") are read too: a
+// month's name is unambiguous, unlike 01/02/2006.
+var dateLayouts = [...]string{"2006-01-02", "20060102", "January 2, 2006", "Jan 2, 2006", "2 January 2006", "2 Jan 2006", "Jan. 2, 2006"}
 
 // instantOf reads text as an Instant. Time is set only when the text
 // states a zone (or is a date alone, then DateOnly): a date-time with no
@@ -47,10 +49,8 @@ func parseInstant(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	for _, l := range dateLayouts {
-		if len(s) == len(l) {
-			if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
-				return t, true
-			}
+		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+			return t, true
 		}
 	}
 	// A lower-case t or z is allowed by RFC 3339.

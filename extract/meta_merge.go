@@ -19,6 +19,31 @@ func (l *candList) add(v, source string) {
 	l.list = append(l.list, cand{value: v, source: source})
 }
 
+// addLang adds v when it has the form of a BCP 47 language tag (a primary
+// subtag of 2 or 3 letters, then subtags of 1 to 8 letters or digits, "-"
+// or "_" between them): "english" or "English (UK)" is a name, not a tag,
+// and is not read.
+func (l *candList) addLang(v, source string) {
+	if isLangTag(collapse(v)) {
+		l.add(v, source)
+	}
+}
+
+func isLangTag(s string) bool {
+	for i, sub := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' }) {
+		if i == 0 && (len(sub) < 2 || len(sub) > 3) || len(sub) > 8 {
+			return false
+		}
+		for j := 0; j < len(sub); j++ {
+			c := sub[j] | 0x20
+			if !(c >= 'a' && c <= 'z' || i > 0 && sub[j] >= '0' && sub[j] <= '9') {
+				return false
+			}
+		}
+	}
+	return s != "" && s[0] != '-' && s[0] != '_' && !strings.Contains(s, "--") && !strings.HasSuffix(s, "-")
+}
+
 // maxCands caps the values kept for one field.
 const maxCands = 32
 

@@ -73,7 +73,7 @@ func (p *pageScan) readMicrodata(c *cands) {
 				case "articleSection":
 					c.section.add(v, src(prop))
 				case "inLanguage":
-					c.langMeta.add(v, src(prop))
+					c.langMeta.addLang(v, src(prop))
 				case "keywords":
 					c.keywords.addList(splitComma(v), src(prop))
 				case "image":
@@ -135,8 +135,13 @@ func itemValue(n *html.Node) string {
 // of its itemprop=name when it is an item, its value otherwise.
 func itemName(n *html.Node) string {
 	if !hasAttr(n, "itemscope") {
+		// A link's value is a URL, the author's page; its text names
+		// the author.
 		v := itemValue(n)
-		if looksLikeURL(v) {
+		if n.DataAtom == atom.A {
+			v = textOf(n)
+		}
+		if looksLikeURL(v) || strings.HasPrefix(v, "/") {
 			return ""
 		}
 		return v
