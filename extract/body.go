@@ -231,6 +231,10 @@ func (d *detector) markSkipped() {
 	}
 }
 
+// siblingProse is how much prose, in bytes, a sibling of the body's
+// container needs to join it whatever its score.
+const siblingProse = 100
+
 // minProse is the shortest text, in bytes, that counts as a paragraph.
 const minProse = 25
 
@@ -296,6 +300,8 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 			out = append(out, c)
 		case c.DataAtom == atom.P && s.text >= 80 && s.linkDensity() < 0.25:
 			out = append(out, c)
+		case s.prose >= siblingProse && s.linkDensity() < 0.2:
+			out = append(out, c) // a standfirst or lead paragraph in a box of its own
 		}
 	}
 	return d.twins(out, top)
