@@ -138,7 +138,7 @@ func (r *Rules) Sitemaps() []string {
 func (r *Rules) set(userAgent string) int {
 	if tok := productToken(userAgent); tok != "" {
 		if k := r.findAgent(tok); k >= 0 {
-			return r.agents[k].set
+			return int(r.agents[k].set)
 		}
 	}
 	return r.star - 1

@@ -26,8 +26,8 @@ type Rules struct {
 
 type agentSet struct {
 	name string // the product token as written in the file
-	set  int
-	line int32 // 1-based line of the first user-agent line naming it
+	set  int32  // index into Rules.sets
+	line int32  // 1-based line of the first user-agent line naming it
 }
 
 type ruleSet struct {
@@ -57,7 +57,7 @@ type pgroup struct {
 // pagent is a user-agent line: its product token and its group.
 type pagent struct {
 	name  string
-	group int
+	group int32
 	line  int32
 }
 
@@ -153,7 +153,7 @@ func Parse(body []byte) *Rules {
 				cur++
 			}
 			if tok := agentToken(value); tok != "" {
-				agents = append(agents, pagent{name: tok, group: cur, line: int32(line)})
+				agents = append(agents, pagent{name: tok, group: int32(cur), line: int32(line)})
 			}
 		case keyAllow, keyDisallow:
 			if cur < 0 {
@@ -322,7 +322,7 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 	}
 	r.agents = make([]agentSet, 0, len(agents))
 	// merged[k] lists the groups naming agent k, when more than one does.
-	var merged map[int][]int
+	var merged map[int][]int32
 	var order []int // keys of merged, in file order
 	// With many agents, an index by lower-cased name; the names are
 	// lower-cased into one string, so the keys cost one allocation.
@@ -373,11 +373,11 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 			continue // the same agent twice in one group
 		}
 		if merged == nil {
-			merged = make(map[int][]int)
+			merged = make(map[int][]int32)
 		}
 		gs := merged[k]
 		if gs == nil {
-			gs = []int{r.agents[k].set}
+			gs = []int32{r.agents[k].set}
 			order = append(order, k)
 		}
 		// Agents come in file order, so a group repeats only at the end.
@@ -395,11 +395,11 @@ func build(groups []pgroup, agents []pagent, all []rule, sitemaps []string) *Rul
 				s.delay, s.hasDelay = g.delay, true
 			}
 		}
-		r.agents[k].set = len(r.sets)
+		r.agents[k].set = int32(len(r.sets))
 		r.sets = append(r.sets, s)
 	}
 	if k := r.findAgent("*"); k >= 0 {
-		r.star = r.agents[k].set + 1
+		r.star = int(r.agents[k].set) + 1
 	}
 	return r
 }
