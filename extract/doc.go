@@ -60,7 +60,8 @@
 // with its zone; its Time is set only when it states an offset (RFC 3339
 // and the common ISO 8601 and RFC 1123 forms), and a date alone (ISO 8601,
 // or with an English month name; never 01/02/2006, whose order is not
-// stated) is DateOnly. A value that does not parse as a date stays as written, with a
+// stated) is DateOnly. A CMS's placeholder for a date it lacks
+// ("0001-01-01T00:00:00Z", "0000-00-00") states none. A value that does not parse as a date stays as written, with a
 // zero Time.
 //
 // TranslationOf is set only when the page designates its original

@@ -31,6 +31,8 @@ func TestParseInstant(t *testing.T) {
 		{"20260102", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), true},
 		{"November 19, 2019", time.Date(2019, 11, 19, 0, 0, 0, 0, time.UTC), true},
 		{"19 Nov 2019", time.Date(2019, 11, 19, 0, 0, 0, 0, time.UTC), true},
+		{"19 Nov 2019 07:09 GMT", time.Date(2019, 11, 19, 7, 9, 0, 0, time.UTC), false},
+		{"Tue Nov 19 2019 03:05:46 GMT+0200", time.Date(2019, 11, 19, 3, 5, 46, 0, plus2), false},
 		// Which of day and month comes first is not stated.
 		{"01/02/2026", time.Time{}, false},
 		// No zone stated: the text is kept, no instant is made up.
@@ -72,6 +74,18 @@ func TestInstantConflicts(t *testing.T) {
 		if got := sameInstant(instantOf(c.a, "a"), instantOf(c.b, "b")); got != c.same {
 			t.Errorf("sameInstant(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
 		}
+	}
+}
+
+// TestInstant_PlaceholderStatesNothing: a CMS's zero date is no date, and
+// a less trusted source's real one is read.
+func TestInstant_PlaceholderStatesNothing(t *testing.T) {
+	t.Parallel()
+	page := pageWithScripts(`{"@type":"NewsArticle","datePublished":"0001-01-01T00:00:00Z","dateModified":"0000-00-00 00:00:00"}`)
+	page = append(page, `<meta property="article:published_time" content="2026-01-02T10:00:00Z">`...)
+	a := metaOf(t, page, goldenPage)
+	if a.Published.Value != "2026-01-02T10:00:00Z" || len(a.Published.Conflicts) != 0 || a.Modified.Present() {
+		t.Errorf("published %+v, modified %+v", a.Published, a.Modified)
 	}
 }
 

@@ -26,6 +26,9 @@ var instantLayouts = [...]string{
 	time.RFC1123Z,
 	"Mon, 2 Jan 2006 15:04:05 MST",
 	"Mon, 2 Jan 2006 15:04:05 -0700",
+	"2 Jan 2006 15:04 MST",
+	"2 Jan 2006 15:04:05 MST",
+	"Mon Jan 2 2006 15:04:05 GMT-0700", // JavaScript's Date.toString
 }
 
 // dateLayouts are the forms of a date alone.
@@ -37,6 +40,9 @@ var dateLayouts = [...]string{"2006-01-02", "20060102", "January 2, 2006", "Jan 
 // states a zone (or is a date alone, then DateOnly): a date-time with no
 // offset keeps only its text, since the instant it names is not stated.
 func instantOf(text, source string) Instant {
+	if isPlaceholderDate(text) {
+		return Instant{}
+	}
 	in := Instant{Field: Field{Value: text, Source: source}}
 	in.Time, in.DateOnly = parseInstant(text)
 	return in
@@ -97,4 +103,10 @@ func sameDate(d, t time.Time) bool {
 	y, m, dd := t.Date()
 	y2, m2, d2 := d.Date()
 	return y == y2 && m == m2 && dd == d2
+}
+
+// isPlaceholderDate reports a CMS's marker for a date it does not have:
+// year 0 or year 1 (a zero time printed as a date), which states nothing.
+func isPlaceholderDate(s string) bool {
+	return strings.HasPrefix(s, "0000-") || strings.HasPrefix(s, "0001-01-01")
 }

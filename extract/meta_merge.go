@@ -184,6 +184,9 @@ func appendConflict(cs []Conflict, c Conflict) []Conflict {
 func pickInstant(l []cand) Instant {
 	var in Instant
 	for _, cd := range l {
+		if isPlaceholderDate(cd.value) {
+			continue
+		}
 		if in.Value == "" {
 			in = instantOf(cd.value, cd.source)
 			continue
