@@ -9,7 +9,6 @@ type pki = testpki.PKI
 
 var (
 	newPKI         = testpki.New
-	key            = testpki.Key
 	sha256Hex      = testpki.SHA256Hex
 	fixture        = testpki.Fixture
 	readAt         = testpki.ReadAt
