@@ -304,27 +304,30 @@ func TestConditional_D4(t *testing.T) {
 		p       Policy
 		want304 bool
 	}{{"digest", Digest(), true}, {"vault", Vault(), false}} {
-		web := politetest.NewWeb(t)
-		s := web.Site("feeds.example")
-		s.AddArticle(politetest.Article{})
-		c := newClient(t, web, testPolicy(tc.p, time.Millisecond))
-		ctx := context.Background()
-		first, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
-		if err != nil || !first.Complete() {
-			t.Fatalf("%s: first read: %v", tc.name, err)
-		}
-		second, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if second.NotModified != tc.want304 || (tc.want304 && (second.Body != nil || second.Status != 304 || second.Proof != nil)) {
-			t.Fatalf("%s: second read: status %d NotModified %v body %d", tc.name, second.Status, second.NotModified, len(second.Body))
-		}
-		reqs := web.Requests()
-		last := reqs[len(reqs)-1]
-		if got := last.Header.Get("If-None-Match") != ""; got != tc.want304 {
-			t.Fatalf("%s: If-None-Match sent = %v", tc.name, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web := politetest.NewWeb(t)
+			s := web.Site("feeds.example")
+			s.AddArticle(politetest.Article{})
+			c := newClient(t, web, testPolicy(tc.p, time.Millisecond))
+			ctx := context.Background()
+			first, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			if err != nil || !first.Complete() {
+				t.Fatalf("%s: first read: %v", tc.name, err)
+			}
+			second, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second.NotModified != tc.want304 || (tc.want304 && (second.Body != nil || second.Status != 304 || second.Proof != nil)) {
+				t.Fatalf("%s: second read: status %d NotModified %v body %d", tc.name, second.Status, second.NotModified, len(second.Body))
+			}
+			reqs := web.Requests()
+			last := reqs[len(reqs)-1]
+			if got := last.Header.Get("If-None-Match") != ""; got != tc.want304 {
+				t.Fatalf("%s: If-None-Match sent = %v", tc.name, got)
+			}
+		})
 	}
 }
 
@@ -345,27 +348,30 @@ func TestLedger_D5_S4_ServerRefusals(t *testing.T) {
 		{"strict challenge", StrictNews(), politetest.Behaviour{Kind: politetest.Challenge}, 5 * time.Minute},
 		{"strict 401", StrictNews(), politetest.Behaviour{Kind: politetest.Unauthorized}, 5 * time.Minute},
 	} {
-		web := politetest.NewWeb(t)
-		s := web.Site("rude.example")
-		a := s.AddArticle(politetest.Article{})
-		b := s.AddArticle(politetest.Article{})
-		s.Misbehave(a.Path, tc.b)
-		p := testPolicy(tc.p, auditInterval)
-		c := newClient(t, web, p)
-		ctx := context.Background()
-		start := time.Now()
-		res, err := c.Get(ctx, s.URL(a.Path))
-		if err != nil || res.Complete() || res.Status < 400 {
-			t.Fatalf("%s: refusal came back as %v, %v", tc.name, res, err)
-		}
-		_, err = c.Get(ctx, s.URL(b.Path))
-		re := refusal(t, err, Cooldown)
-		if re.Until.Sub(start) < tc.min {
-			t.Errorf("%s: cool-down until %v, want at least %v", tc.name, re.Until.Sub(start), tc.min)
-		}
-		if rep := web.Audit(auditPolicy(p)); !rep.OK() {
-			t.Fatalf("%s: %s", tc.name, rep)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			web := politetest.NewWeb(t)
+			s := web.Site("rude.example")
+			a := s.AddArticle(politetest.Article{})
+			b := s.AddArticle(politetest.Article{})
+			s.Misbehave(a.Path, tc.b)
+			p := testPolicy(tc.p, auditInterval)
+			c := newClient(t, web, p)
+			ctx := context.Background()
+			start := time.Now()
+			res, err := c.Get(ctx, s.URL(a.Path))
+			if err != nil || res.Complete() || res.Status < 400 {
+				t.Fatalf("%s: refusal came back as %v, %v", tc.name, res, err)
+			}
+			_, err = c.Get(ctx, s.URL(b.Path))
+			re := refusal(t, err, Cooldown)
+			if re.Until.Sub(start) < tc.min {
+				t.Errorf("%s: cool-down until %v, want at least %v", tc.name, re.Until.Sub(start), tc.min)
+			}
+			if rep := web.Audit(auditPolicy(p)); !rep.OK() {
+				t.Fatalf("%s: %s", tc.name, rep)
+			}
+		})
 	}
 }
 
@@ -383,7 +389,7 @@ func TestLedger_S4_SuspendedArticlesFeedsGoOn(t *testing.T) {
 	now := time.Now()
 	for i := range 5 { // five refusals, long enough ago for the cool-downs to have ended
 		at := now.Add(-20*time.Hour + time.Duration(i)*3*time.Hour)
-		if _, err := c.Ledger().Observe(ctx, "suspended.example", backoff.Outcome{Kind: backoff.Article, Status: 403}, at); err != nil {
+		if _, err := c.ledger.Observe(ctx, "suspended.example", backoff.Outcome{Kind: backoff.Article, Status: 403}, at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -440,10 +446,10 @@ func TestRobots_S3_V11(t *testing.T) {
 		t.Errorf("robots.txt 503: refused until +%v, want +15m", d)
 	}
 
-	if _, err := vault.Ledger().Observe(ctx, "cooling.example", backoff.Outcome{Status: 429, RetryAfter: "600"}, time.Now()); err != nil {
+	if _, err := vault.ledger.Observe(ctx, "cooling.example", backoff.Outcome{Status: 429, RetryAfter: "600"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := strict.Ledger().Observe(ctx, "cooling.example", backoff.Outcome{Status: 429, RetryAfter: "600"}, time.Now()); err != nil {
+	if _, err := strict.ledger.Observe(ctx, "cooling.example", backoff.Outcome{Status: 429, RetryAfter: "600"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	_, err = strict.Get(ctx, cooling.URL("/"))

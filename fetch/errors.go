@@ -24,7 +24,7 @@ const (
 	Cooldown                           // the host is cooling down after a refusal
 	Suspended                          // the host is suspended for this kind of request
 	BlockedAddr                        // the host resolves to, or connects to, a non-public address
-	NotHTTPS                           // the URL (or a redirect) is not https
+	NotHTTPS                           // the URL's (or a redirect's) scheme is not one the policy allows: https, and http with AllowHTTP
 	HostNotAdmitted                    // the host is not admitted for the source
 	UndeclaredParam                    // a redirect added a query parameter the source did not declare
 	TooManyRedirects                   // the redirect limit was reached
@@ -36,7 +36,7 @@ var reasonNames = [...]string{
 	Cooldown:         "cool-down",
 	Suspended:        "suspended",
 	BlockedAddr:      "blocked address",
-	NotHTTPS:         "not https",
+	NotHTTPS:         "scheme not allowed",
 	HostNotAdmitted:  "host not admitted",
 	UndeclaredParam:  "undeclared parameter",
 	TooManyRedirects: "too many redirects",
@@ -58,7 +58,7 @@ var (
 	ErrCooldown         = errors.New("fetch: host is cooling down")
 	ErrSuspended        = errors.New("fetch: host is suspended")
 	ErrBlockedAddr      = errors.New("fetch: address is not public")
-	ErrNotHTTPS         = errors.New("fetch: not https")
+	ErrNotHTTPS         = errors.New("fetch: scheme not allowed")
 	ErrHostNotAdmitted  = errors.New("fetch: host not admitted for the source")
 	ErrUndeclaredParam  = errors.New("fetch: redirect adds an undeclared query parameter")
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
@@ -331,14 +331,20 @@ var (
 	ErrHeaderTooLarge = errors.New("fetch: response header too large")
 )
 
-// transportError is a failure of net/http's transport that this package names.
-type transportError struct {
+// namedError is a failure this package names with one of its sentinels, its
+// cause kept: its text is the sentinel's, then the cause's in brackets, without
+// the cause's package prefix.
+type namedError struct {
 	sentinel error
 	err      error
 }
 
-func (e *transportError) Error() string   { return e.sentinel.Error() + ": " + e.err.Error() }
-func (e *transportError) Unwrap() []error { return []error{e.sentinel, e.err} }
+func (e *namedError) Error() string   { return e.sentinel.Error() + " (" + causeText(e.err) + ")" }
+func (e *namedError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// errNotInTime names a body whose decoding the Get's deadline (or its
+// caller's cancellation) stopped; the error matches the context's too.
+var errNotInTime = errors.New("fetch: body not decoded in time")
 
 // transportFailure maps net/http's header time-out and header-size errors,
 // which it exports under no name, to ErrHeaderTimeout and ErrHeaderTooLarge.
@@ -346,9 +352,9 @@ func transportFailure(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "timeout awaiting response headers"):
-		return &transportError{sentinel: ErrHeaderTimeout, err: err}
+		return &namedError{sentinel: ErrHeaderTimeout, err: err}
 	case strings.Contains(msg, "server response headers exceeded"):
-		return &transportError{sentinel: ErrHeaderTooLarge, err: err}
+		return &namedError{sentinel: ErrHeaderTooLarge, err: err}
 	}
 	return err
 }
