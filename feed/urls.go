@@ -50,8 +50,12 @@ func (c linkCleaner) link(base *url.URL, ref string) string {
 	}
 	tracking.Strip(u, c.table, c.keep)
 	out := u.String()
-	if _, err := url.Parse(out); err != nil {
-		return "" // a host such as "::" that prints as no URL parses back
+	if strings.IndexByte(u.Host, ':') >= 0 {
+		// A port, or a host such as "::" that prints as a URL no parser
+		// reads back.
+		if _, err := url.Parse(out); err != nil {
+			return ""
+		}
 	}
 	return out
 }
