@@ -459,7 +459,8 @@ var nameWords = map[string]uint8{
 	"popular": wordWidget, "trending": wordWidget, "breadcrumb": wordWidget, "breadcrumbs": wordWidget,
 	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordWidget,
 	"modal": wordWidget, "paywall": wordWidget, "byline": wordWidget, "pagination": wordWidget, "pager": wordWidget,
-	"skyscraper": wordWidget, "rss": wordWidget,
+	"skyscraper": wordWidget, "rss": wordWidget, "gallery": wordWidget, "slideshow": wordWidget, "carousel": wordWidget,
+	"lightbox": wordWidget,
 
 	"sidebar": wordLayout, "footer": wordLayout, "header": wordLayout, "masthead": wordLayout, "menu": wordLayout,
 	"nav": wordLayout, "navbar": wordLayout, "navigation": wordLayout, "banner": wordLayout, "widget": wordLayout,
