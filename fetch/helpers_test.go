@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,11 +87,6 @@ func auditPolicy(p Policy) politetest.Policy {
 		ap.AllowedHeaders = append(ap.AllowedHeaders, p.Credential.Header)
 	}
 	return ap
-}
-
-func readTestdata(name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	return string(b), err
 }
 
 // auditInterval is the per-host interval of the end-to-end audits that run
