@@ -48,11 +48,12 @@ type Record struct {
 
 // Store keeps Records per host. The key is the host as every per-host
 // layer of politefetch keys it (lower case, IDNA A-labels, no trailing dot,
-// the port only when it is not 443), prefixed with "http://" for a host
-// read over plain http, whose robots.txt is a different file (RFC 9309
-// §2.3). Implementations must be safe for concurrent use. Get returns
+// the port only when it is not the scheme's default), prefixed with
+// "http://" for a host read over plain http, whose robots.txt is a
+// different file (RFC 9309 §2.3). Implementations must be safe for concurrent use. Get returns
 // ok=false for an unknown host; it may return expired records (the Cache
-// needs the last good copy). [robotstest.Run] checks an implementation.
+// needs the last good copy). robotstest.Run (package robots/robotstest)
+// checks an implementation.
 type Store interface {
 	Get(ctx context.Context, host string) (r Record, ok bool, err error)
 	Put(ctx context.Context, host string, r Record) error
