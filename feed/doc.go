@@ -5,12 +5,12 @@
 //
 // The package parses, normalises and walks; it sends nothing itself. Every
 // read goes through a [Doer], and the politeness is the Doer's: give each
-// reader and walker the fetch client's Doer for the kind it reads (a feed, a
-// sitemap and an API list are all read as feeds), and robots.txt, pacing, the
-// refusal ledger, conditional GET and decoding apply exactly as to articles,
-// with each read judged by its kind: a host suspended for its articles still
-// has its feeds read on schedule. An *http.Client works too, without any of
-// that (see [Doer]).
+// reader and walker the fetch client's Doer for feeds,
+// client.Doer(fetch.KindFeed) (a sitemap and an API list are feeds to the
+// ledger too), and robots.txt, pacing, the refusal ledger, conditional GET
+// and decoding apply exactly as to articles, with each read judged by its
+// kind: a host suspended for its articles still has its feeds read on
+// schedule. An *http.Client works too, without any of that (see [Doer]).
 //
 // A 304 the Doer returns (its conditional GET, with the validators it keeps)
 // comes back as [Result.NotModified] and costs no parse; a walker treats a

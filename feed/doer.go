@@ -11,13 +11,14 @@ import (
 // Doer sends one request; package feed reads every feed, sitemap, API page
 // and HTML page through one.
 //
-// Use the fetch client's Doer for the kind being read (feeds as feeds,
-// sitemaps as sitemaps, API lists as API lists): then robots.txt, per-host
-// pacing, the refusal ledger, identity headers, conditional GET with the
-// client's validator store, decoding of every content-coding within bounds,
-// and proofs of fetch all apply, and a host whose articles are suspended
-// still has its feeds read on schedule (the ledger judges each read by its
-// kind). Package feed does none of these itself.
+// Use the fetch client's Doer for feeds, client.Doer(fetch.KindFeed), for
+// every reader and walker of this package (a feed, a sitemap and an API list
+// are all feeds to the ledger): then robots.txt, per-host pacing, the refusal
+// ledger, identity headers, conditional GET with the client's validator
+// store, and decoding of every content-coding within bounds all apply, and a
+// host whose articles are suspended still has its feeds read on schedule (the
+// ledger judges each read by its kind). Package feed does none of these
+// itself.
 //
 // An *http.Client also satisfies Doer, for code without package fetch; it
 // then loses all of the above: nothing obeys robots.txt or paces requests,
