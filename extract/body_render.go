@@ -43,6 +43,10 @@ func (r *renderer) render(n *html.Node, depth int) {
 		return
 	}
 	switch n.DataAtom {
+	case atom.Article:
+		if depth > 0 && teaser(n) {
+			return
+		}
 	case atom.A:
 		r.inLink++
 		r.children(n, depth)
@@ -253,6 +257,25 @@ func (r *renderer) caption(n *html.Node, depth int) {
 	if t := r.textOf(n, depth); t != "" {
 		r.blocks = append(r.blocks, Block{Kind: Caption, Text: t})
 	}
+}
+
+// teaser reports whether an <article> inside the body is one of a list of
+// them (related posts, more from the site): it has an <article> sibling.
+func teaser(n *html.Node) bool {
+	for _, next := range []func(*html.Node) *html.Node{
+		func(n *html.Node) *html.Node { return n.PrevSibling },
+		func(n *html.Node) *html.Node { return n.NextSibling },
+	} {
+		for c := next(n); c != nil; c = next(c) {
+			if c.Type == html.ElementNode {
+				if c.DataAtom == atom.Article {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
 }
 
 // layoutTable reports whether a table arranges the page rather than holding
