@@ -133,7 +133,8 @@ type Cache struct {
 	// gets [ErrNotHTTPS] and nothing is fetched. Whether plain http may be
 	// read at all is the caller's policy (fetch.Policy.AllowHTTP).
 	AllowHTTP bool
-	// MaxHosts bounds the default Store; 0 means DefaultMaxHosts.
+	// MaxHosts bounds the default Store, or the Cache's parsed view of the
+	// records of another Store; 0 means DefaultMaxHosts.
 	MaxHosts int
 	// Timeout bounds one robots.txt fetch; 0 means DefaultTimeout. A fetch
 	// that runs over it (a slow body, say) is a network failure.
@@ -148,9 +149,9 @@ type Cache struct {
 
 	// views keeps the parsed rules and fetch errors of records read back
 	// from a Store other than the default one (which keeps them itself), so
-	// a body is parsed once per fetch, not once per request.
-	mu    sync.Mutex
-	views map[string]entry
+	// a body is parsed once per fetch, not once per request. It is bounded
+	// as the default store would be.
+	views *MemoryStore
 }
 
 // entry is a Record with the Cache's in-memory view of it.
@@ -163,18 +164,13 @@ type entry struct {
 	err error
 }
 
-// maxViews bounds the Cache's own map of views; when full it starts
-// afresh.
-const maxViews = 1024
-
 // view completes a record read from a Store with the Cache's view of it:
 // the rules parsed once per fetch, and the fetch error when this process
-// made it.
-func (c *Cache) view(host string, r Record) entry {
-	c.mu.Lock()
-	v, ok := c.views[host]
-	c.mu.Unlock()
-	if ok && v.FetchedAt.Equal(r.FetchedAt) && len(v.Body) == len(r.Body) && v.Failure == r.Failure {
+// made it. A view is reused while the record it was made from stands (same
+// fetch instant, outcome, body length and failure).
+func (c *Cache) view(host string, r Record, now time.Time) entry {
+	v, ok := c.views.get(host, now)
+	if ok && v.FetchedAt.Equal(r.FetchedAt) && v.Outcome == r.Outcome && len(v.Body) == len(r.Body) && v.Failure == r.Failure {
 		v.Record = r
 		return v
 	}
@@ -182,17 +178,8 @@ func (c *Cache) view(host string, r Record) entry {
 	if r.Outcome == ParseBody {
 		e.rules = Parse(r.Body)
 	}
-	c.remember(host, e)
+	c.views.put(host, e)
 	return e
-}
-
-func (c *Cache) remember(host string, e entry) {
-	c.mu.Lock()
-	if c.views == nil || len(c.views) >= maxViews {
-		c.views = make(map[string]entry)
-	}
-	c.views[host] = e
-	c.mu.Unlock()
 }
 
 func (c *Cache) init() {
@@ -201,7 +188,9 @@ func (c *Cache) init() {
 		if c.store == nil {
 			c.mem = &MemoryStore{MaxEntries: c.MaxHosts, Clock: c.Clock}
 			c.store = c.mem
+			return
 		}
+		c.views = &MemoryStore{MaxEntries: c.MaxHosts, Clock: c.Clock}
 	})
 }
 
@@ -411,7 +400,7 @@ func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, boo
 	if !ok || err != nil {
 		return entry{}, false
 	}
-	return c.view(host, r), true
+	return c.view(host, r, now), true
 }
 
 // refresh fetches the host's robots.txt and stores the new entry, unless
@@ -456,7 +445,7 @@ func (c *Cache) refresh(ctx context.Context, host string) entry {
 		c.mem.put(host, e)
 		return e
 	}
-	c.remember(host, e)
+	c.views.put(host, e)
 	if err := c.store.Put(ctx, host, e.Record); err != nil && c.Logger != nil {
 		c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store put failed", slog.String("host", host), slog.String("error", err.Error()))
 	}

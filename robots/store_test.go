@@ -265,3 +265,23 @@ func TestCache_StoreOfCopies(t *testing.T) {
 		t.Errorf("Allow(unreachable) = %v; want a refusal carrying the failure text", err)
 	}
 }
+
+// TestCache_StoreOfCopiesParsesOncePerFetch: with a Store that hands back
+// copies, a cached host's body is parsed once, when fetched, not on every
+// request (parsing the smallest file costs more allocations than the
+// copy a Get makes).
+func TestCache_StoreOfCopiesParsesOncePerFetch(t *testing.T) {
+	c := &robots.Cache{Transport: tinyRobots{}, UserAgent: agent, Store: &copyStore{}}
+	ctx := context.Background()
+	u := &url.URL{Scheme: "https", Host: "a.example", Path: "/page"}
+	if err := c.Allow(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := c.Allow(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 1 {
+		t.Errorf("Allow on a cached host of a copying store allocates %v times per run, want only the store's copy", n)
+	}
+}
