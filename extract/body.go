@@ -316,47 +316,44 @@ func (d *detector) twins(chosen []*html.Node, top *html.Node) []*html.Node {
 	if cls == "" {
 		return chosen
 	}
-	var extra []*html.Node
-	for i := range d.nodes {
+	// The chosen elements are siblings in document order, so their spans of
+	// d.nodes are sorted and disjoint; one sweep finds the twins outside them,
+	// none inside another.
+	ti := d.index[top]
+	spans := make([]int32, 0, len(chosen))
+	for _, n := range chosen {
+		spans = append(spans, d.index[n])
+	}
+	var extra []int32
+	k, until := 0, int32(0)
+	for i := int32(0); i < int32(len(d.nodes)); i++ {
+		for k < len(spans) && d.nodes[spans[k]].end <= i {
+			k++
+		}
+		if k < len(spans) && spans[k] <= i {
+			i = d.nodes[spans[k]].end - 1
+			continue
+		}
 		s := &d.nodes[i]
-		if s.n == top || s.skip || s.n.DataAtom != top.DataAtom || s.paras == 0 || s.linkDensity() > 0.3 || attr(s.n, "class") != cls {
+		if i < until || s.skip || s.n.DataAtom != top.DataAtom || s.paras == 0 || s.linkDensity() > 0.3 {
 			continue
 		}
-		if inside(s.n, chosen) || contains(s.n, top) {
-			continue
+		if i < ti && ti < s.end || attr(s.n, "class") != cls {
+			continue // an ancestor of top, or another class
 		}
-		extra = append(extra, s.n)
+		extra = append(extra, i)
+		until = s.end
 	}
 	if len(extra) == 0 {
 		return chosen
 	}
-	all := append(chosen, extra...)
-	order := make(map[*html.Node]int, len(all))
-	for _, n := range all {
-		order[n] = int(d.index[n])
+	all := append(spans, extra...)
+	slices.Sort(all)
+	out := make([]*html.Node, len(all))
+	for i, x := range all {
+		out[i] = d.nodes[x].n
 	}
-	slices.SortFunc(all, func(a, b *html.Node) int { return order[a] - order[b] })
-	return all
-}
-
-// inside reports whether n is one of roots or below one.
-func inside(n *html.Node, roots []*html.Node) bool {
-	for p := n; p != nil; p = p.Parent {
-		if slices.Contains(roots, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// contains reports whether m is n or below it.
-func contains(n, m *html.Node) bool {
-	for p := m; p != nil; p = p.Parent {
-		if p == n {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 func attr(n *html.Node, key string) string {
