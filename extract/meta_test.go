@@ -158,3 +158,29 @@ func checkStated(t *testing.T, page []byte, a *Article) {
 		t.Errorf("Access %v with source %q", a.Access, a.AccessSource)
 	}
 }
+
+// BenchmarkReadMeta reads the metadata of every page in testdata/meta
+// from its parsed tree (the parse is not measured).
+func BenchmarkReadMeta(b *testing.B) {
+	pages, _ := filepath.Glob("testdata/meta/*.html")
+	var docs []*xhtml.Node
+	for _, p := range pages {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc, err := xhtml.Parse(bytes.NewReader(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	u, _ := url.Parse(goldenPage)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			readMeta(d, u, &Article{})
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(docs)), "ns/page")
+}

@@ -167,7 +167,10 @@ func TestPoliteTest_V3_OneIDEverywhere(t *testing.T) {
 	pageURL := site.URL(art.Path)
 	page := get(t, web, pageURL)
 	u, _ := url.Parse(pageURL)
-	a := metaOf(t, page, pageURL)
+	a, err := HTML(page, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkStated(t, page, a)
 	for _, c := range []struct{ what, got, want string }{
 		{"headline", a.Headline.Value, art.Title},
