@@ -13,9 +13,12 @@ import (
 )
 
 // DefaultMaxBytes is the largest envelope [HTML] reads when [Options.MaxBytes]
-// is zero. A page beyond it is refused with [ErrTooLarge], not truncated: an
-// article cut short is not the article.
-const DefaultMaxBytes = 16 << 20
+// is zero: 8 MiB, several times the largest article pages seen in practice.
+// A page beyond it is refused with [ErrTooLarge], not truncated: an article
+// cut short is not the article. The parsed tree takes memory in proportion to
+// the envelope, several tens of bytes per byte for a page of nothing but
+// empty elements, so the cap is also what bounds memory.
+const DefaultMaxBytes = 8 << 20
 
 // maxDepth is how deep the body detector descends below <body>. The parser
 // itself refuses documents nested deeper than 512 elements.
