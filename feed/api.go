@@ -98,7 +98,8 @@ func WordPress(site string, perPage int) APISpec {
 // other field works. It is safe for concurrent walks; do not change its
 // fields after the first.
 type APIWalker struct {
-	// Client sends every request. Required.
+	// Client sends every request. Required: use the fetch client's Doer
+	// for API lists, client.Doer(fetch.KindAPI).
 	Client Doer
 	// Spec describes the list.
 	Spec APISpec

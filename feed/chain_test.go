@@ -67,8 +67,9 @@ func (c skipClock) After(d time.Duration) <-chan time.Time {
 // TestChain_S4_SuspendedHostFeedStillRead: a host that refused five
 // articles in a row is suspended for articles (S4), yet its feed, read
 // through the client's Doer for feeds, is still read on its schedule, every
-// fifteen minutes of the client's clock, and so is its sitemap, while every
-// article Get is refused without being sent.
+// fifteen minutes of the client's clock, and so is its sitemap (read as a
+// sitemap), while every article Get, and a page read for feed discovery, is
+// refused without being sent.
 func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
@@ -113,8 +114,8 @@ func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 		clk.Advance(15 * time.Minute)
 	}
 
-	// The backlog is read as a feed too: the sitemap still answers.
-	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindFeed), URLs: []string{site.URL("/sitemap.xml")}}
+	// The backlog is read on its schedule too: the sitemap, as a sitemap.
+	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindSitemap), URLs: []string{site.URL("/sitemap.xml")}}
 	refs := 0
 	for _, err := range sm.Walk(ctx, feed.Stop{}) {
 		if err != nil {
@@ -126,6 +127,12 @@ func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 		t.Errorf("sitemap of a suspended host yielded %d refs, want %d", refs, len(paths))
 	}
 
+	// A page is not a feed: discovery, read as an article, is refused.
+	var refused *fetch.RefusedError
+	if _, err := feed.Discover(ctx, c.Doer(fetch.KindArticle), site.URL("/")); !errors.As(err, &refused) || refused.Reason != fetch.Suspended {
+		t.Errorf("discovery on a suspended host: %v, want a suspension refusal", err)
+	}
+
 	feeds, articles := 0, 0
 	for _, q := range web.Requests() {
 		switch {
@@ -133,6 +140,8 @@ func TestChain_S4_SuspendedHostFeedStillRead(t *testing.T) {
 			feeds++
 		case slices.Contains(paths, q.Path):
 			articles++
+		case q.Path == "/":
+			t.Errorf("the home page was requested despite the suspension")
 		}
 	}
 	if feeds != rounds || articles != 5 {
@@ -177,7 +186,7 @@ func TestChain_D4_NotModifiedCostsNoParse(t *testing.T) {
 		t.Errorf("two feed reads: NotModified %v, parses %d; want [false true], 1", got, parses)
 	}
 
-	sm := &feed.SitemapWalker{Client: doer, URLs: []string{site.URL("/sitemap.xml")}}
+	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindSitemap), URLs: []string{site.URL("/sitemap.xml")}}
 	var counts []int
 	for range 2 {
 		n := 0
@@ -226,9 +235,7 @@ func TestChain_V3_V4_ReadsAudited(t *testing.T) {
 	}
 	c := newChain(t, web, auditInterval)
 	ctx := context.Background()
-	doer := c.Doer(fetch.KindFeed)
-
-	res, err := (&feed.Reader{Client: doer, RefsOnly: true}).Read(ctx, site.URL("/feed.xml"))
+	res, err := (&feed.Reader{Client: c.Doer(fetch.KindFeed), RefsOnly: true}).Read(ctx, site.URL("/feed.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +252,7 @@ func TestChain_V3_V4_ReadsAudited(t *testing.T) {
 	for i := range 17 {
 		known.Add(feed.Ref{ID: strconv.Itoa(100 + i)})
 	}
-	wp := &feed.APIWalker{Client: doer, Spec: feed.WordPress(site.URL(""), 5)}
+	wp := &feed.APIWalker{Client: c.Doer(fetch.KindAPI), Spec: feed.WordPress(site.URL(""), 5)}
 	var got []string
 	for ref, err := range wp.Walk(ctx, feed.Stop{Known: &known, Now: fixedNow}) {
 		if err != nil {
@@ -275,7 +282,7 @@ func TestChain_V3_V4_ReadsAudited(t *testing.T) {
 		t.Errorf("API pages read %d, want 3 (the third wholly known beyond 48 h)", pages)
 	}
 
-	sm := &feed.SitemapWalker{Client: doer, Site: site.URL("")}
+	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindSitemap), Site: site.URL("")}
 	count := 0
 	for _, err := range sm.Walk(ctx, feed.Stop{Now: fixedNow}) {
 		if err != nil {
@@ -308,10 +315,9 @@ func TestChain_V4_RefusalsApplyToBacklog(t *testing.T) {
 	busy.Misbehave("/sitemap_index.xml", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: 2 * time.Minute})
 	c := newChain(t, web, 20*time.Millisecond)
 	ctx := context.Background()
-	doer := c.Doer(fetch.KindFeed)
 
 	// robots.txt forbids the API: the walk yields the chain's refusal.
-	api := &feed.APIWalker{Client: doer, Spec: feed.WordPress(closed.URL(""), 10)}
+	api := &feed.APIWalker{Client: c.Doer(fetch.KindAPI), Spec: feed.WordPress(closed.URL(""), 10)}
 	var errs []error
 	for _, err := range api.Walk(ctx, feed.Stop{}) {
 		if err != nil {
@@ -324,7 +330,7 @@ func TestChain_V4_RefusalsApplyToBacklog(t *testing.T) {
 	}
 
 	// A 429 on the sitemap index: then the news sitemap is not asked for.
-	sm := &feed.SitemapWalker{Client: doer, URLs: []string{busy.URL("/sitemap_index.xml"), busy.URL("/news-sitemap.xml")}}
+	sm := &feed.SitemapWalker{Client: c.Doer(fetch.KindSitemap), URLs: []string{busy.URL("/sitemap_index.xml"), busy.URL("/news-sitemap.xml")}}
 	errs = errs[:0]
 	for _, err := range sm.Walk(ctx, feed.Stop{}) {
 		if err != nil {

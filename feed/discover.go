@@ -109,10 +109,12 @@ func urlString(u *url.URL) string {
 	return u.String()
 }
 
-// Discover reads the HTML page at pageURL through the Reader's Client and
-// returns the feeds it announces (see [DiscoverLinks]).
-func (r *Reader) Discover(ctx context.Context, pageURL string) ([]Link, error) {
-	resp, err := get(ctx, r.Client, pageURL, http.Header{"Accept": {"text/html"}}, maxPageBytes)
+// Discover reads the HTML page at pageURL through c and returns the feeds it
+// announces (see [DiscoverLinks]). A page is not a feed: give it the fetch
+// client's Doer for pages, client.Doer(fetch.KindArticle), so a host
+// suspended for its articles is not asked for its pages either.
+func Discover(ctx context.Context, c Doer, pageURL string) ([]Link, error) {
+	resp, err := get(ctx, c, pageURL, http.Header{"Accept": {"text/html"}}, maxPageBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func TestDiscover(t *testing.T) {
 	t.Parallel()
 	s := newTestSite(t)
 	s.file("/", "pages/alternate.html", "text/html", false)
-	links, err := (&Reader{Client: s.client()}).Discover(context.Background(), s.url("/"))
+	links, err := Discover(context.Background(), s.client(), s.url("/"))
 	if err != nil {
 		t.Fatal(err)
 	}

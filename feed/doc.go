@@ -5,12 +5,11 @@
 //
 // The package parses, normalises and walks; it sends nothing itself. Every
 // read goes through a [Doer], and the politeness is the Doer's: give each
-// reader and walker the fetch client's Doer for feeds,
-// client.Doer(fetch.KindFeed) (a sitemap and an API list are feeds to the
-// ledger too), and robots.txt, pacing, the refusal ledger, conditional GET
-// and decoding apply exactly as to articles, with each read judged by its
-// kind: a host suspended for its articles still has its feeds read on
-// schedule. An *http.Client works too, without any of that (see [Doer]).
+// reader and walker the fetch client's Doer for the kind it reads (see
+// [Doer]), and robots.txt, pacing, the refusal ledger, conditional GET and
+// decoding apply exactly as to articles, with each read judged by its kind:
+// a host suspended for its articles still has its feeds, sitemaps and API
+// lists read on schedule. An *http.Client works too, without any of that.
 //
 // A 304 the Doer returns (its conditional GET, with the validators it keeps)
 // comes back as [Result.NotModified] and costs no parse; a walker treats a
@@ -35,7 +34,7 @@
 // [DefaultMaxPageBytes] and [DefaultMaxPages]. Malformed or hostile input
 // gives an error that wraps [ErrMalformed], never a panic.
 //
-// [DiscoverLinks] reads the feeds an HTML page announces with
+// [Discover] and [DiscoverLinks] read the feeds an HTML page announces, with
 // golang.org/x/net/html, the HTML parser package extract uses for articles.
 //
 // The package keeps no global mutable state; the zero value of each type

@@ -11,14 +11,14 @@ import (
 // Doer sends one request; package feed reads every feed, sitemap, API page
 // and HTML page through one.
 //
-// Use the fetch client's Doer for feeds, client.Doer(fetch.KindFeed), for
-// every reader and walker of this package (a feed, a sitemap and an API list
-// are all feeds to the ledger): then robots.txt, per-host pacing, the refusal
-// ledger, identity headers, conditional GET with the client's validator
-// store, and decoding of every content-coding within bounds all apply, and a
-// host whose articles are suspended still has its feeds read on schedule (the
-// ledger judges each read by its kind). Package feed does none of these
-// itself.
+// Use the fetch client's Doer for the kind each read is: client.Doer with
+// fetch.KindFeed for a [Reader], fetch.KindSitemap for a [SitemapWalker],
+// fetch.KindAPI for an [APIWalker], fetch.KindArticle for [Discover]. Then
+// robots.txt, per-host pacing, the refusal ledger, identity headers,
+// conditional GET with the client's validator store, and decoding of every
+// content-coding within bounds all apply, and the ledger judges each read by
+// its kind: a host suspended for its articles still has its feeds, sitemaps
+// and API lists read on schedule. Package feed does none of these itself.
 //
 // An *http.Client also satisfies Doer, for code without package fetch; it
 // then loses all of the above: nothing obeys robots.txt or paces requests,

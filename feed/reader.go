@@ -31,7 +31,8 @@ const feedAccept = "application/rss+xml, application/atom+xml, application/feed+
 // without parsing anything.
 type Reader struct {
 	// Client sends every request. Required: use the fetch client's Doer
-	// for feeds (see [Doer] for what a plain *http.Client loses).
+	// for feeds, client.Doer(fetch.KindFeed) (see [Doer] for what a plain
+	// *http.Client loses).
 	Client Doer
 	// MaxBytes bounds a feed's body. 0: DefaultMaxFeedBytes.
 	MaxBytes int64

@@ -42,7 +42,8 @@ const newsNS = "http://www.google.com/schemas/sitemap-news/0.9"
 // field works. It is safe for concurrent walks; do not change its fields
 // after the first.
 type SitemapWalker struct {
-	// Client sends every request (robots.txt, each sitemap). Required.
+	// Client sends every request (robots.txt, each sitemap). Required: use
+	// the fetch client's Doer for sitemaps, client.Doer(fetch.KindSitemap).
 	Client Doer
 	// URLs are the sitemaps or sitemap indexes to walk, in order. Empty:
 	// those named in Site's robots.txt, else Site + "/sitemap.xml".
