@@ -34,8 +34,8 @@ type pageScan struct {
 	metas    []metaTag
 	links    []linkTag
 	ldTexts  []string
-	// scope is the first itemscope element of an Article type; itemAuthors
-	// are itemprop=author elements outside any such scope.
+	// scope is the first item of an Article type; itemAuthors are
+	// itemprop=author elements outside any item.
 	scope       *html.Node
 	scopeType   string
 	itemAuthors []*html.Node
@@ -150,7 +150,10 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 			}
 		}
 	}
-	if scoped && !inScope && p.scope == nil {
+	// An itemscope that is no item's property is an item of its own,
+	// wherever it sits (a NewsArticle inside a WebPage's element); one
+	// that is a property is the article only as a mainEntity.
+	if scoped && p.scope == nil && (itemprop == "" || hasToken(itemprop, "mainEntity")) {
 		if t := articleItemType(itemtype); t != "" {
 			p.scope, p.scopeType = n, t
 			return true
