@@ -18,7 +18,7 @@ type callInfo struct {
 	referer string    // for images (S7)
 	accept  string    // replaces the Identity's Accept when set
 	rec     *recorder // &recorder for a Get; nil for robots.txt fetches
-	wrote   *paceSlot // the slot of the hop in flight: its write moves the pacer's start
+	turn    *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
 
 	url       *url.URL // the Get's first request URL, and its String()
 	urlString string

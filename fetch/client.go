@@ -143,11 +143,10 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	ua := p.UserAgent()
 
-	// robots.txt requests: ledger gate, pacer, identity, base — never validators,
+	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
 	// never the robots gate.
-	robotsRT := &robotsCall{next: &LedgerGate{Ledger: c.ledger, Clock: o.clock,
-		Next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock, CheckOnly: true,
-			Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}}
+	robotsRT := &robotsCall{next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock,
+		Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
 		UserAgent: ua,
@@ -173,11 +172,10 @@ func New(p Policy, opts ...Option) (*Client, error) {
 }
 
 // stack returns the layers of a request over below: admission, robots gate,
-// ledger gate, pacer, a second ledger check and identity.
+// pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
-	core := &LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
-		Next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt, CheckOnly: true,
-			Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})}
+	core := c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
+		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})
 	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
 }
 

@@ -102,17 +102,22 @@ type Ledger interface {
 // which the caller still reads in full — before it is returned.
 // A response is never turned into an error: a 429 comes back as a 429.
 //
-// With CheckOnly set the gate only checks cool-downs (not suspensions, not
-// observing): the client puts one below its Pacer, so a request that waited its
-// turn while another one was refused is not sent into the new cool-down.
+// What it reads from a request: its URL's host (the ledger's key) and path
+// ("/robots.txt" is of KindRobots), and the kind a [Client]'s Get was given
+// (alone, every other request is of KindArticle). What it adds: nothing to the
+// request; the response's body is the same bytes, read through a peek buffer.
+//
+// A Client puts it below its [Pacer]: the check then comes at the request's
+// turn, after any refusal that arrived while it waited, and the next request
+// to the host is not granted before the ledger has seen this one's answer (the
+// Pacer's slot is held until the body is done, which is after the peek).
 //
 // Ledger is required: a LedgerGate without one refuses every request. Set the
 // fields before the first RoundTrip; a LedgerGate is safe for concurrent use.
 type LedgerGate struct {
-	Next      http.RoundTripper // nil: http.DefaultTransport
-	Ledger    Ledger            // required
-	Clock     clock.Clock       // nil: real time
-	CheckOnly bool
+	Next   http.RoundTripper // nil: http.DefaultTransport
+	Ledger Ledger            // required
+	Clock  Clock             // nil: real time
 
 	pool sync.Pool // peek buffers
 }
@@ -145,11 +150,7 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	kind := kindOf(req)
-	checkKind := kind
-	if g.CheckOnly {
-		checkKind = backoff.Robots // cool-downs bind every kind; suspension was decided above
-	}
-	if d := g.Ledger.Check(ctx, host, checkKind, clk.Now()); !d.Allowed {
+	if d := g.Ledger.Check(ctx, host, kind, clk.Now()); !d.Allowed {
 		closeBody(req)
 		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Cooldown, Until: d.Until, Err: d.Err()}
 		if d.Reason == backoff.Suspended {
@@ -158,18 +159,11 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, re
 	}
 	resp, err := next(g.Next).RoundTrip(req)
-	if err != nil || g.CheckOnly {
+	if err != nil {
 		return resp, err
 	}
 	var prefix []byte
 	if mayBeChallenge(resp) && req.Method != http.MethodHead {
-		// The peek may read a short body to its end, which gives the Pacer's
-		// in-flight slot back: hold the slot until the ledger has seen the
-		// response, so the next request to the host waits for its verdict.
-		if h, ok := resp.Body.(slotHolder); ok {
-			h.hold()
-			defer h.unhold()
-		}
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)

@@ -10,7 +10,7 @@ import (
 
 // TestHopRecorder_HooksAfterEarlyReturn: net/http returns from RoundTrip as
 // soon as a request's context is done, while its read and write loops may
-// still run the request's trace hooks (GotConn, WroteHeaders,
+// still run the request's trace hooks (GotConn, WroteRequest,
 // GotFirstResponseByte). The hop recorder must not read what those hooks
 // write without synchronisation. The far end here does what the transport
 // does: it returns the context's error at once and runs the hooks from
@@ -28,7 +28,7 @@ func TestHopRecorder_HooksAfterEarlyReturn(t *testing.T) {
 			defer client.Close()
 			defer server.Close()
 			trace.GotConn(httptrace.GotConnInfo{Conn: client})
-			trace.WroteHeaders()
+			trace.WroteRequest(httptrace.WroteRequestInfo{})
 			trace.GotFirstResponseByte()
 		}()
 		return nil, context.Canceled

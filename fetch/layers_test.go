@@ -55,7 +55,7 @@ func TestLayers_RoundTripperContract(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	busy := &Pacer{Interval: time.Hour}
-	if r, _, err := busy.Wait(context.Background(), "busy.example", 0); err != nil {
+	if r, _, err := busy.waitTurn(context.Background(), "busy.example", 0); err != nil {
 		t.Fatal(err)
 	} else {
 		defer r()

@@ -2,13 +2,14 @@ package fetch
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
 	"io"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
@@ -25,12 +26,27 @@ type Clock = clock.Clock
 // Pacer is the layer that paces requests per host (D2, S2, V7, P1): the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
-// robots.txt Crawl-delay or the ledger asks for longer; at most InFlight requests
-// are in flight to one host; waiting goroutines go in first-come, first-served
-// order; a wait ends early when the request's context is done.
+// robots.txt Crawl-delay asks for longer; at most InFlight requests are in flight
+// to one host; waiting goroutines go in first-come, first-served order; a wait
+// ends early when the request's context is done.
 //
-// A request holds its in-flight slot until its response body reaches EOF or is
-// closed, so the caller must close every body, as [http.Client] requires anyway.
+// A request's start is every moment it puts load on the host: when a connection
+// is dialled for it, when that connection's handshake ends, and when its bytes
+// are written. A request holds its in-flight slot until its response body
+// reaches EOF or is closed (the caller must close every body, as [http.Client]
+// requires anyway) and, if it ends before that, until any connection being
+// dialled for it is done: net/http goes on dialling after a request is
+// cancelled, and an opened connection is load on the publisher. A request that
+// ends without anything reaching the host (refused below the Pacer, cancelled
+// while queued for a connection) gives its start back.
+//
+// What the Pacer reads from a request: its URL's host (the key, see
+// [hostkey]); a Crawl-delay left in the context by a [RobotsGate] above.
+// What it adds, used alone: an [httptrace.ClientTrace] that learns when the
+// request dials, is handed a connection and is written (hooks that
+// [http.Transport] calls). In a [Client] the base transport reports the same
+// moments, more exactly (see turn). It modifies nothing else.
+//
 // Pacing state of a host is released once the host is idle and its interval has
 // passed, so memory follows the hosts in use, not the hosts ever seen.
 //
@@ -45,11 +61,14 @@ type Pacer struct {
 	InFlight    int               // 0: DefaultInFlight
 	PerSite     bool              // key by registrable domain instead of host
 	Clock       Clock             // nil: real time
-	// Schedule, when set, is consulted after the local grant: every start is
-	// claimed in it and its real start reported to it, so Pacers of several
-	// processes sharing it keep the interval between them (P1). nil: pacing
-	// holds within this Pacer only.
+	// Schedule, when set, is asked after the local turn: every start and
+	// in-flight slot is claimed in it under a lease, so Pacers of several
+	// processes sharing it keep the interval and the in-flight limit between
+	// them (P1). nil: pacing holds within this Pacer only.
 	Schedule Schedule
+	// ScheduleTimeout bounds each call to the Schedule. 0:
+	// DefaultScheduleTimeout.
+	ScheduleTimeout time.Duration
 
 	mu    sync.Mutex
 	hosts map[string]*paceState
@@ -59,7 +78,8 @@ type Pacer struct {
 type paceState struct {
 	last     time.Time     // start of the latest request
 	gap      time.Duration // drawn interval after last
-	maxMin   time.Duration // longest per-request minimum seen (Crawl-delay, ledger)
+	maxMin   time.Duration // longest per-request minimum seen (Crawl-delay)
+	seq      uint64        // counts the changes of last: a turn gives its start back only if it was the latest
 	inflight int
 	queue    []*paceWaiter
 }
@@ -88,12 +108,15 @@ func (p *Pacer) draw() time.Duration {
 	if hi <= lo {
 		return lo
 	}
-	return lo + rand.N(hi-lo+1)
+	return lo + mrand.N(hi-lo+1)
 }
 
-// Key returns the pacing key of u: its normalised host, or its registrable domain
-// when PerSite is set.
-func (p *Pacer) Key(u *url.URL) (string, error) { return pacingKey(context.Background(), u, p.PerSite) }
+func (p *Pacer) scheduleTimeout() time.Duration {
+	if p.ScheduleTimeout > 0 {
+		return p.ScheduleTimeout
+	}
+	return DefaultScheduleTimeout
+}
 
 func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 	k, err := hostKey(ctx, u)
@@ -106,66 +129,80 @@ func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 	return k, nil
 }
 
-// Wait blocks until a request to key may start, taking an in-flight slot, and
-// returns the function that gives the slot back (call it exactly once; further
-// calls do nothing) and how long it waited. min lengthens the interval before this
-// request (a Crawl-delay). It returns ctx.Err() if ctx ends first.
-func (p *Pacer) Wait(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
-	waited, err = p.wait(ctx, key, min)
+// NextStart returns the earliest instant the interval lets the next request to u's
+// host (or site) start, on the Pacer's clock: the latest start plus the interval
+// drawn after it (or a longer Crawl-delay seen). The zero time means now: nothing
+// is known about the host, or its interval has passed. Requests in flight or
+// queued for the host go first; NextStart does not count them. It is a query for
+// explanations ([Client.Explain]); it reserves nothing.
+func (p *Pacer) NextStart(u *url.URL) time.Time {
+	key, err := pacingKey(context.Background(), u, p.PerSite)
 	if err != nil {
-		return nil, waited, err
+		return time.Time{}
 	}
-	s := &paceSlot{p: p, key: key}
-	return s.release, waited, nil
-}
-
-// paceSlot is one granted in-flight slot: its release gives it back once.
-type paceSlot struct {
-	p    *Pacer
-	key  string
-	done atomic.Bool
-}
-
-func (s *paceSlot) release() {
-	if s.done.CompareAndSwap(false, true) {
-		s.p.release(s.key)
+	now := clock.Or(p.Clock).Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.hosts[key]
+	if st == nil || st.last.IsZero() {
+		return time.Time{}
 	}
+	next := st.last.Add(max(st.gap, st.maxMin))
+	if !next.After(now) {
+		return time.Time{}
+	}
+	return next
 }
 
-// wait blocks until a request to key may start and takes an in-flight slot
-// for it, which the caller gives back with p.release(key) (once); on error
-// no slot is held.
-func (p *Pacer) wait(ctx context.Context, key string, min time.Duration) (time.Duration, error) {
-	waited, err := p.waitLocal(ctx, key, min)
+// acquire blocks until a request to key may start and takes an in-flight slot
+// for it, locally and in the Schedule: t receives its grant, and the caller
+// gives the slot back with t.end (once). minGap lengthens the interval before
+// this request (a Crawl-delay). On error no slot is held; the error is ctx's, or the
+// Schedule's.
+func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (time.Duration, error) {
+	waited, err := p.waitLocal(ctx, t, minGap)
 	if err != nil || p.Schedule == nil {
 		return waited, err
 	}
-	// The shared schedule: claim this start among every process's, waiting
-	// (holding the local slot) until a claim succeeds.
+	// The shared schedule: claim this start and a slot among every
+	// process's, waiting (holding the local slot) until a claim succeeds.
 	clk := clock.Or(p.Clock)
-	lo, _, _ := p.limits()
+	lo, _, n := p.limits()
+	t.owner = rand.Text()
+	ttl := DefaultLeaseTTL
+	if dl, ok := ctx.Deadline(); ok {
+		ttl = time.Until(dl) + p.scheduleTimeout()
+	}
+	t.ttl = ttl
 	for {
 		now := clk.Now()
-		next, ok, err := p.Schedule.Claim(ctx, key, now, max(lo, min))
+		cctx, cancel := context.WithTimeout(ctx, p.scheduleTimeout())
+		wait, ok, err := p.Schedule.Acquire(cctx, Claim{Key: t.key, Owner: t.owner, Now: now, Gap: max(lo, minGap), Limit: n, TTL: ttl})
+		cancel()
 		if err != nil {
-			p.release(key)
+			t.owner = ""
+			p.giveBack(t, false)
 			return waited, err
 		}
 		if ok {
+			t.renewAt = now.Add(ttl / 2)
 			return waited, nil
 		}
-		d := next.Sub(now)
+		// Another process's lease may end before the store's estimate: ask
+		// again within one interval at the latest.
+		d := min(max(wait, time.Millisecond), lo)
 		select {
 		case <-clk.After(d):
 			waited += d
 		case <-ctx.Done():
-			p.release(key)
+			t.owner = ""
+			p.giveBack(t, false)
 			return waited + clk.Now().Sub(now), ctx.Err()
 		}
 	}
 }
 
-func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (time.Duration, error) {
+func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {
@@ -178,14 +215,14 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (t
 		p.hosts = make(map[string]*paceState)
 	}
 	p.sweepLocked(start)
-	st := p.hosts[key]
+	st := p.hosts[t.key]
 	if st == nil {
 		st = &paceState{}
-		p.hosts[key] = st
+		p.hosts[t.key] = st
 	}
 	// Fast path: nobody waiting, a slot free, the interval over.
 	if len(st.queue) == 0 && st.inflight < n && (st.last.IsZero() || !start.Before(st.last.Add(max(st.gap, min)))) {
-		p.grantLocked(st, start, min)
+		p.grantLocked(st, t, start, min)
 		p.mu.Unlock()
 		return 0, nil
 	}
@@ -198,7 +235,7 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (t
 			ready := st.last.Add(max(st.gap, w.min))
 			if st.last.IsZero() || !now.Before(ready) {
 				st.queue = st.queue[1:]
-				p.grantLocked(st, now, w.min)
+				p.grantLocked(st, t, now, w.min)
 				p.wakeHeadLocked(st)
 				p.mu.Unlock()
 				return now.Sub(start), nil
@@ -227,9 +264,12 @@ func (p *Pacer) waitLocal(ctx context.Context, key string, min time.Duration) (t
 	}
 }
 
-func (p *Pacer) grantLocked(st *paceState, now time.Time, min time.Duration) {
+func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Duration) {
 	st.inflight++
+	t.prev = st.last
 	st.last = now
+	st.seq++
+	t.seq = st.seq
 	st.gap = p.draw()
 	st.maxMin = max(st.maxMin, min)
 }
@@ -243,15 +283,45 @@ func (p *Pacer) wakeHeadLocked(st *paceState) {
 	}
 }
 
-func (p *Pacer) release(key string) {
+// giveBack returns t's slot, and its lease in the Schedule. A turn whose
+// request put nothing on the wire gives its start back too, unless a later
+// start was recorded meanwhile.
+func (p *Pacer) giveBack(t *turn, wire bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	st := p.hosts[key]
-	if st == nil {
-		return
+	if st := p.hosts[t.key]; st != nil {
+		st.inflight--
+		if !wire && st.seq == t.seq {
+			st.last = t.prev
+			st.seq++
+		}
+		p.wakeHeadLocked(st)
 	}
-	st.inflight--
-	p.wakeHeadLocked(st)
+	p.mu.Unlock()
+	if p.Schedule != nil && t.owner != "" {
+		ctx, cancel := t.scheduleCtx()
+		// An error leaves the lease to expire (see Schedule).
+		_ = p.Schedule.Release(ctx, t.key, t.owner, clock.Or(p.Clock).Now())
+		cancel()
+	}
+}
+
+// markStart moves t's host's latest start to now, if later, here and in the
+// shared Schedule: the request has just put load on the host.
+func (p *Pacer) markStart(t *turn) {
+	now := clock.Or(p.Clock).Now()
+	p.mu.Lock()
+	if st := p.hosts[t.key]; st != nil && now.After(st.last) {
+		st.last = now
+		st.seq++
+	}
+	p.mu.Unlock()
+	if p.Schedule != nil && t.owner != "" {
+		ctx, cancel := t.scheduleCtx()
+		// An error leaves the claim's instant as the latest start: a few
+		// milliseconds early at worst, which the next claim then counts from.
+		_ = p.Schedule.Started(ctx, t.key, t.owner, now)
+		cancel()
+	}
 }
 
 // sweepLocked drops the state of idle hosts whose interval has passed. It runs
@@ -290,7 +360,10 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		closeBody(req)
 		return nil, err
 	}
-	waited, err := p.wait(ctx, key, minGapFrom(ctx))
+	// The turn lives in the body that gives it back (one allocation for both).
+	rb := &releaseBody{turn: turn{p: p, key: key, ctx: ctx}}
+	t := &rb.turn
+	waited, err := p.acquire(ctx, t, minGapFrom(ctx))
 	call := callFrom(ctx)
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
@@ -299,22 +372,18 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		closeBody(req)
 		return nil, waitError(key, err)
 	}
-	// The interval counts from the moment the request is on the wire, not from the
-	// grant: a new connection's handshake must not eat into the next interval. In a
-	// Client's chain the connection reports when the request's bytes reached the
-	// kernel; on its own the Pacer traces Go's WroteHeaders, which fires just
-	// before the transport flushes. The slot lives in the body that gives it back
-	// (one allocation for both).
-	rb := &releaseBody{slot: paceSlot{p: p, key: key}}
+	// The layers below report the request's load on the host to its turn
+	// through the one mechanism documented on turn: a Client's base transport
+	// and hop recorder find it in the Get's call; on its own, the Pacer
+	// learns it from net/http's trace hooks.
 	if call != nil {
-		call.wrote = &rb.slot
+		call.turn = t
 	} else {
-		trace := &httptrace.ClientTrace{WroteHeaders: func() { p.markStart(key) }}
-		req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
+		req = req.WithContext(httptrace.WithClientTrace(ctx, t.trace(req.URL.Scheme)))
 	}
 	resp, err := next(nextRT).RoundTrip(req)
 	if err != nil {
-		rb.slot.release()
+		t.end(true)
 		return nil, err
 	}
 	rb.rc = resp.Body
@@ -322,92 +391,181 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	return resp, nil
 }
 
-// markStart moves the host's last start to now, if later, here and in the
-// shared Schedule: the request has just been written.
-func (p *Pacer) markStart(key string) {
-	now := clock.Or(p.Clock).Now()
-	p.mu.Lock()
-	if st := p.hosts[key]; st != nil && now.After(st.last) {
-		st.last = now
+// turn is one request's turn at its host, granted by a Pacer, and the one
+// mechanism by which the layers below the Pacer tell it what the request did
+// to the host:
+//
+//   - dialBegun and dialEnded bracket a connection dialled on the request's
+//     behalf (the TCP connect and the TLS handshake): each is a start, and
+//     the turn is not given back while a dial it began is in progress, even
+//     if the request has ended;
+//   - gotConn says a connection was handed to the request (from then on,
+//     something may reach the host);
+//   - wrote says the request's bytes were written: a start.
+//
+// The Client's base transport calls dialBegun and dialEnded (it owns the
+// dialer) and wrote (from the connection's first Write of the request, once
+// the bytes are in the kernel); its hop recorder calls gotConn (net/http's
+// GotConn hook). A Pacer used alone gets all four from net/http's trace
+// hooks (ConnectStart, ConnectDone or TLSHandshakeDone, GotConn, and
+// WroteRequest, which comes just before the transport flushes the request).
+// The methods are safe to call from any goroutine, at any time, even after
+// the request has ended.
+type turn struct {
+	p       *Pacer
+	key     string
+	ctx     context.Context // the request's: its values bound the Schedule calls
+	prev    time.Time       // the latest start before this turn's grant
+	seq     uint64          // paceState.seq at the grant
+	owner   string          // the Schedule lease's owner; "" without one
+	ttl     time.Duration
+	renewAt time.Time // when the lease is past half its life
+
+	mu    sync.Mutex
+	dials int  // dials in progress on this turn's behalf
+	wire  bool // something may have reached the host
+	over  bool // the request has ended
+	back  bool // the slot has been given back
+}
+
+func (t *turn) dialBegun() {
+	t.mu.Lock()
+	t.dials++
+	t.wire = true
+	t.mu.Unlock()
+	t.p.markStart(t)
+}
+
+func (t *turn) dialEnded() {
+	t.p.markStart(t)
+	t.mu.Lock()
+	t.dials--
+	give := t.over && t.dials == 0 && !t.back
+	if give {
+		t.back = true
 	}
-	p.mu.Unlock()
-	if p.Schedule != nil {
-		// An error leaves the claim's instant as the latest start: a few
-		// milliseconds early at worst, which the next claim then counts from.
-		_ = p.Schedule.Started(context.Background(), key, now)
+	t.mu.Unlock()
+	if give {
+		t.p.giveBack(t, true)
 	}
 }
 
-// releaseBody gives the in-flight slot back at EOF, at the first read error, or at
-// Close, whichever comes first — unless a layer above holds the release (see
-// hold), in which case the slot goes back when that layer lets go.
+func (t *turn) gotConn() {
+	t.mu.Lock()
+	t.wire = true
+	t.mu.Unlock()
+}
+
+func (t *turn) wrote() {
+	t.mu.Lock()
+	t.wire = true
+	t.mu.Unlock()
+	t.p.markStart(t)
+}
+
+// end says the request is over: its body is done, or it failed. A failure
+// after something reached the host (abandoned) counts as one more start, now:
+// net/http has closed the connection by the time its RoundTrip fails, so
+// nothing of the request leaves after this. The slot goes back now, or when
+// the last dial the turn began is done.
+func (t *turn) end(abandoned bool) {
+	t.mu.Lock()
+	if t.over {
+		t.mu.Unlock()
+		return
+	}
+	t.over = true
+	wire := t.wire
+	give := t.dials == 0 && !t.back
+	if give {
+		t.back = true
+	}
+	t.mu.Unlock()
+	if abandoned && wire {
+		t.p.markStart(t)
+	}
+	if give {
+		t.p.giveBack(t, wire)
+	}
+}
+
+// renew extends the Schedule lease once it is past half its life, while the
+// body is read.
+func (t *turn) renew() {
+	if t.owner == "" {
+		return
+	}
+	now := clock.Or(t.p.Clock).Now()
+	if now.Before(t.renewAt) {
+		return
+	}
+	t.renewAt = now.Add(t.ttl / 2)
+	ctx, cancel := t.scheduleCtx()
+	// A lost lease (expired) leaves the local slot, which still holds; the
+	// next claim elsewhere may start early by the rest of this body.
+	_ = t.p.Schedule.Renew(ctx, t.key, t.owner, now, t.ttl)
+	cancel()
+}
+
+// scheduleCtx bounds a Schedule call that must happen whatever became of the
+// request: its values, not its cancellation, and ScheduleTimeout.
+func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(t.ctx), t.p.scheduleTimeout())
+}
+
+// trace returns the hooks by which net/http tells a Pacer used alone what the
+// request did (see turn). For https, a connection's dial ends with its TLS
+// handshake; for plain http, with its TCP connect.
+func (t *turn) trace(scheme string) *httptrace.ClientTrace {
+	plain := scheme == "http"
+	return &httptrace.ClientTrace{
+		ConnectStart: func(string, string) { t.dialBegun() },
+		ConnectDone: func(_, _ string, err error) {
+			if err != nil || plain {
+				t.dialEnded()
+			}
+		},
+		TLSHandshakeDone: func(tls.ConnectionState, error) { t.dialEnded() },
+		GotConn:          func(httptrace.GotConnInfo) { t.gotConn() },
+		WroteRequest:     func(httptrace.WroteRequestInfo) { t.wrote() },
+	}
+}
+
+// turnFrom returns the turn of the request whose context is ctx, or nil.
+func turnFrom(ctx context.Context) *turn {
+	if c := callFrom(ctx); c != nil {
+		return c.turn
+	}
+	return nil
+}
+
+// releaseBody ends its turn at EOF, at the first read error, or at Close,
+// whichever comes first.
 type releaseBody struct {
 	rc   io.ReadCloser
-	slot paceSlot
-
-	mu   sync.Mutex
-	held bool // a layer above is still reading the start of the body
-	due  bool // EOF, an error or Close came while held
+	turn turn
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.release()
+		b.turn.end(false)
+	} else {
+		b.turn.renew()
 	}
 	return n, err
 }
 
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
-	b.release()
+	b.turn.end(false)
 	return err
-}
-
-func (b *releaseBody) release() {
-	b.mu.Lock()
-	if b.held {
-		b.due = true
-		b.mu.Unlock()
-		return
-	}
-	b.mu.Unlock()
-	b.slot.release()
-}
-
-// hold keeps the slot taken even if the body ends, until unhold: the
-// [LedgerGate] above the Pacer peeks at a body (which may read it to EOF)
-// before the ledger has seen the response, and the next request to the host
-// must not be granted before then, or it would be sent into a cool-down the
-// response is about to start.
-func (b *releaseBody) hold() {
-	b.mu.Lock()
-	b.held = true
-	b.mu.Unlock()
-}
-
-// unhold ends hold, giving the slot back if the body ended meanwhile.
-func (b *releaseBody) unhold() {
-	b.mu.Lock()
-	b.held = false
-	due := b.due
-	b.mu.Unlock()
-	if due {
-		b.slot.release()
-	}
-}
-
-// slotHolder is a response body whose in-flight slot can be held while a layer
-// reads its start (a [Pacer]'s).
-type slotHolder interface {
-	hold()
-	unhold()
 }
 
 type minGapKey struct{}
 
-// withMinGap records a per-request minimum interval (a Crawl-delay, a ledger's
-// demand) for the Pacer below; the longest one given wins.
+// withMinGap records a per-request minimum interval (a Crawl-delay) for the
+// Pacer below; the longest one given wins.
 func withMinGap(ctx context.Context, d time.Duration) context.Context {
 	if d <= minGapFrom(ctx) {
 		return ctx

@@ -34,7 +34,7 @@ func TestPacer_D2_FIFOAndInterval(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				release, _, err := p.Wait(ctx, "news.example", 0)
+				release, _, err := p.waitTurn(ctx, "news.example", 0)
 				if err != nil {
 					t.Error(err)
 					return
@@ -60,11 +60,11 @@ func TestPacer_D2_OneInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: 10 * time.Millisecond}
 		ctx := context.Background()
-		release, _, _ := p.Wait(ctx, "a.example", 0)
+		release, _, _ := p.waitTurn(ctx, "a.example", 0)
 		done := make(chan time.Duration)
 		t0 := time.Now()
 		go func() {
-			r, _, _ := p.Wait(ctx, "a.example", 0)
+			r, _, _ := p.waitTurn(ctx, "a.example", 0)
 			done <- time.Since(t0)
 			r()
 		}()
@@ -81,7 +81,7 @@ func TestPacer_D2_OneInFlight(t *testing.T) {
 			t.Fatalf("second request started at %v, want 5s", got)
 		}
 		// Another host is not held up by a.example.
-		r, waited, _ := p.Wait(ctx, "b.example", 0)
+		r, waited, _ := p.waitTurn(ctx, "b.example", 0)
 		r()
 		if waited != 0 {
 			t.Fatalf("b.example waited %v", waited)
@@ -98,7 +98,7 @@ func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
 		for _, tc := range []struct {
 			min, want time.Duration
 		}{{0, 0}, {3 * time.Second, 3 * time.Second}, {500 * time.Millisecond, time.Second}} {
-			r, waited, err := p.Wait(ctx, "slow.example", tc.min)
+			r, waited, err := p.waitTurn(ctx, "slow.example", tc.min)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestPacer_D2_BandAndCancel(t *testing.T) {
 		ctx := context.Background()
 		last := time.Time{}
 		for range 50 {
-			r, _, _ := p.Wait(ctx, "band.example", 0)
+			r, _, _ := p.waitTurn(ctx, "band.example", 0)
 			now := time.Now()
 			if !last.IsZero() {
 				if gap := now.Sub(last); gap < 2*time.Second || gap > 5*time.Second {
@@ -132,7 +132,7 @@ func TestPacer_D2_BandAndCancel(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		errc := make(chan error)
 		go func() {
-			_, _, err := p.Wait(cctx, "band.example", 0)
+			_, _, err := p.waitTurn(cctx, "band.example", 0)
 			errc <- err
 		}()
 		synctest.Wait()
@@ -140,7 +140,7 @@ func TestPacer_D2_BandAndCancel(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled wait returned %v", err)
 		}
-		r, waited, err := p.Wait(ctx, "band.example", 0)
+		r, waited, err := p.waitTurn(ctx, "band.example", 0)
 		if err != nil || waited > 5*time.Second {
 			t.Fatalf("after a cancelled waiter: waited %v, err %v", waited, err)
 		}
@@ -155,12 +155,12 @@ func TestPacer_IdleStateReleased(t *testing.T) {
 		p := &Pacer{Interval: time.Second}
 		ctx := context.Background()
 		for i := range 10_000 {
-			r, _, _ := p.Wait(ctx, fmt.Sprintf("h%d.example", i), 0)
+			r, _, _ := p.waitTurn(ctx, fmt.Sprintf("h%d.example", i), 0)
 			r()
 		}
 		time.Sleep(2 * time.Second)
 		for range 20_000 {
-			r, _, _ := p.Wait(ctx, "busy.example", 0)
+			r, _, _ := p.waitTurn(ctx, "busy.example", 0)
 			r()
 			if p.Hosts() == 1 {
 				return
@@ -186,7 +186,7 @@ func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, _, err := p.Wait(ctx, "shared.example", 0)
+				r, _, err := p.waitTurn(ctx, "shared.example", 0)
 				if err != nil {
 					t.Error(err)
 					return
@@ -219,14 +219,14 @@ func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
 		b := &Pacer{Interval: time.Second, Schedule: shared}
 		ctx := context.Background()
 		t0 := time.Now()
-		release, _, err := a.Wait(ctx, "shared.example", 0)
+		turn, _, err := turnFor(ctx, a, "shared.example", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond)
-		a.markStart("shared.example") // the request's bytes reach the kernel now
-		release()
-		release, _, err = b.Wait(ctx, "shared.example", 0)
+		turn.wrote() // the request's bytes reach the kernel now
+		turn.end(false)
+		release, _, err := b.waitTurn(ctx, "shared.example", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,6 +235,26 @@ func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
 			t.Fatalf("the other process started at %v, want %v (one interval after the write)", got, want)
 		}
 	})
+}
+
+// turnFor takes a turn at key as a request would, for tests of pacing alone.
+func turnFor(ctx context.Context, p *Pacer, key string, min time.Duration) (*turn, time.Duration, error) {
+	t := &turn{p: p, key: key, ctx: ctx}
+	waited, err := p.acquire(ctx, t, min)
+	if err != nil {
+		return nil, waited, err
+	}
+	return t, waited, nil
+}
+
+// waitTurn takes a turn at key and returns the function that ends it as a
+// request that reached the host would (call it once; more calls do nothing).
+func (p *Pacer) waitTurn(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
+	t, waited, err := turnFor(ctx, p, key, min)
+	if err != nil {
+		return nil, waited, err
+	}
+	return func() { t.gotConn(); t.end(false) }, waited, nil
 }
 
 // observingLedger is a Ledger that notes, at each Observe, how many requests the
@@ -256,12 +276,13 @@ func (l *observingLedger) Observe(ctx context.Context, host string, o backoff.Ou
 	return l.Ledger.Observe(ctx, host, o, now)
 }
 
-// TestLedgerGate_S4_D5_ObservesBeforeSlotRelease: a LedgerGate over a Pacer peeks
-// at a short refusal page (a 429, a challenge) and so reads it to its end; the
-// host's in-flight slot must still be held when the ledger observes the refusal,
-// or the next request to the host, queued in the Pacer, is granted and sent into
-// the cool-down the refusal starts (the auditor's "cooldown" rule, S4, D5). Once
-// the ledger has seen it, the slot goes back as soon as the body is done.
+// TestLedgerGate_S4_D5_ObservesBeforeSlotRelease: a LedgerGate below a Pacer (as
+// a Client stacks them) peeks at a short refusal page (a 429, a challenge) and so
+// reads it to its end; the host's in-flight slot must still be held when the
+// ledger observes the refusal, or the next request to the host, queued in the
+// Pacer, is granted and sent into the cool-down the refusal starts (the auditor's
+// "cooldown" rule, S4, D5). Once the ledger has seen it, the slot goes back as
+// soon as the body is done.
 func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
 	far := rtFunc(func(r *http.Request) (*http.Response, error) {
 		resp := answer(http.StatusTooManyRequests, "<html>slow down</html>")
@@ -269,11 +290,11 @@ func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
 		resp.Header.Set("Retry-After", "120")
 		return resp, nil
 	})
-	p := &Pacer{Interval: time.Nanosecond, Next: far}
+	p := &Pacer{Interval: time.Nanosecond}
 	l := &observingLedger{Ledger: backoff.Ledger{Policy: backoff.Digest()}, p: p}
-	g := &LedgerGate{Ledger: l, Next: p}
+	p.Next = &LedgerGate{Ledger: l, Next: far}
 	req, _ := http.NewRequest(http.MethodGet, "https://news.example/a", nil)
-	resp, err := g.RoundTrip(req)
+	resp, err := p.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,3 @@ import (
 func TestMemoryStore_D4_Conformance(t *testing.T) {
 	fetchtest.Run(t, func(*testing.T) fetch.ValidatorStore { return &fetch.MemoryStore{} })
 }
-
-// TestMemorySchedule_P1_Conformance runs the Schedule conformance checks on
-// MemorySchedule.
-func TestMemorySchedule_P1_Conformance(t *testing.T) {
-	fetchtest.RunSchedule(t, func(*testing.T) fetch.Schedule { return &fetch.MemorySchedule{} })
-}

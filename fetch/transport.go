@@ -68,11 +68,22 @@ func newBase(c baseConfig) *http.Transport {
 		MaxResponseHeaderBytes: 64 << 10,
 		TLSHandshakeTimeout:    15 * time.Second,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			// The dial is load on the host for the turn of the request it
+			// is for, which net/http may have cancelled already: the
+			// turn is held until the dial is done (see turn).
+			if t := turnFrom(ctx); t != nil {
+				t.dialBegun()
+				defer t.dialEnded()
+			}
 			return dialTLS(ctx, clk, d, slots, c.roots, network, addr)
 		},
 	}
 	if c.allowHTTP {
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if t := turnFrom(ctx); t != nil {
+				t.dialBegun()
+				defer t.dialEnded()
+			}
 			return dialPlain(ctx, clk, d, slots, network, addr)
 		}
 	} else {
@@ -97,19 +108,18 @@ type tracedConn struct {
 	slots       *connSlots           // given back at Close
 	addr        string
 	closed      atomic.Bool
-	// pending is the pacer slot of the request about to be written on this
-	// connection: its first Write moves the host's last start to the moment
-	// the bytes were handed to the kernel, so the next interval counts from
-	// when the request really left (Go's WroteHeaders hook fires before the
-	// transport flushes).
-	pending atomic.Pointer[paceSlot]
+	// pending is the pacer's turn of the request about to be written on
+	// this connection: its first Write reports to the turn that the
+	// request's bytes were handed to the kernel (net/http's WroteRequest
+	// hook comes before the transport flushes them).
+	pending atomic.Pointer[turn]
 }
 
-// Write writes p, then marks the pending request's start.
+// Write writes p, then tells the pending request's turn that it was written.
 func (c *tracedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	if s := c.pending.Swap(nil); s != nil {
-		s.p.markStart(s.key)
+	if t := c.pending.Swap(nil); t != nil {
+		t.wrote()
 	}
 	return n, err
 }
@@ -263,6 +273,7 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 // field they write is read under mu.
 type hopTrace struct {
 	call *callInfo
+	turn *turn // the Pacer's turn of this hop, nil without a Pacer above
 	ct   httptrace.ClientTrace
 
 	mu           sync.Mutex
@@ -283,25 +294,30 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.Or(h.clock)
 	ht := &hopTrace{call: callFrom(ctx)}
+	if ht.call != nil {
+		ht.turn = ht.call.turn // this hop's: a later hop of the Get gets its own
+	}
 	ht.ct = httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
 			conn, _ := i.Conn.(*tracedConn)
 			ht.mu.Lock()
 			ht.conn, ht.reused = conn, i.Reused
 			ht.mu.Unlock()
-			if conn != nil && ht.call != nil && ht.call.wrote != nil {
-				conn.pending.Store(ht.call.wrote) // marked at the conn's next Write
+			if ht.turn != nil {
+				ht.turn.gotConn()
+				if conn != nil {
+					conn.pending.Store(ht.turn) // told at the conn's next Write
+				}
 			}
 		},
-		WroteHeaders: func() {
+		WroteRequest: func(httptrace.WroteRequestInfo) {
 			now := clk.Now()
 			ht.mu.Lock()
 			ht.wrote = now
 			conn := ht.conn
 			ht.mu.Unlock()
-			if conn == nil && ht.call != nil && ht.call.wrote != nil {
-				s := ht.call.wrote // not our connection: the closest hook there is
-				s.p.markStart(s.key)
+			if ht.turn != nil && conn == nil {
+				ht.turn.wrote() // not our connection: the closest hook there is
 			}
 		},
 		GotFirstResponseByte: func() {

@@ -1,6 +1,7 @@
 // Package fetchtest checks implementations of the fetch package's pluggable state.
 // A store for validators (Redis, SQLite, …) passes Run before it is trusted with
-// conditional GET, and a shared pacing schedule passes RunSchedule:
+// conditional GET, and a shared pacing schedule (Redis, SQLite) passes
+// RunSchedule:
 //
 //	func TestMyStore(t *testing.T) {
 //		fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return newMyStore(t) })
@@ -9,6 +10,7 @@ package fetchtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -96,67 +98,168 @@ func Run(t *testing.T, newStore func(t *testing.T) fetch.ValidatorStore) {
 }
 
 // RunSchedule checks that the schedules newSchedule makes behave as a
-// [fetch.Schedule] must: a first claim succeeds at once; a claim less than gap
-// after the latest start fails and names the instant it could succeed, which
-// then succeeds; Started moves the latest start forward, never back; keys are
-// independent; and of concurrent claims for one key at one instant exactly one
-// succeeds. Each subtest gets its own schedule from newSchedule.
-func RunSchedule(t *testing.T, newSchedule func(t *testing.T) fetch.Schedule) {
+// [fetch.Schedule] must. Each subtest gets its own schedule from newSchedule,
+// with now, the helper's clock: a manual one, starting at 2026-01-01 and moved
+// only by the helper. Every call passes its reading as the now argument; a
+// store that takes the time from a clock of its own (a Redis script reading
+// TIME, a database's now) must read it from now in this test (for Redis under
+// miniredis, set the server's time from now before each call), so that the
+// checks need no real time to pass.
+//
+// It checks: a first claim succeeds at once; a claim less than Gap after the
+// latest start fails and says how long to wait, after which it succeeds;
+// Started moves the latest start forward, never back; the in-flight slot: with
+// Limit live leases a claim fails even once the gap has passed, and succeeds
+// once one is released or has expired; release by an owner that holds no live
+// lease (another owner, or one whose lease expired) is refused with
+// fetch.ErrLeaseNotHeld and changes nothing; Renew extends a live lease and is
+// refused for a lost one; keys are independent; and of concurrent claims for
+// one key at one instant exactly Limit succeed.
+func RunSchedule(t *testing.T, newSchedule func(t *testing.T, now func() time.Time) fetch.Schedule) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	claim := func(t *testing.T, s fetch.Schedule, key string, now time.Time, gap time.Duration, wantOK bool, wantNext time.Time) {
+	sec := time.Second
+	type harness struct {
+		s   fetch.Schedule
+		mu  sync.Mutex
+		now time.Time
+	}
+	setup := func(t *testing.T) *harness {
+		h := &harness{now: t0}
+		h.s = newSchedule(t, func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now })
+		return h
+	}
+	at := func(h *harness, d time.Duration) time.Time {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.now = t0.Add(d)
+		return h.now
+	}
+	claim := func(t *testing.T, h *harness, c fetch.Claim, wantOK bool, wantWait time.Duration) {
 		t.Helper()
-		next, ok, err := s.Claim(ctx, key, now, gap)
-		if err != nil || ok != wantOK || !next.Equal(wantNext) {
-			t.Fatalf("Claim(%s, +%v, gap %v) = %v, %v, %v; want +%v, %v", key, now.Sub(t0), gap, next.Sub(t0), ok, err, wantNext.Sub(t0), wantOK)
+		if c.Limit == 0 {
+			c.Limit = 1
+		}
+		if c.TTL == 0 {
+			c.TTL = time.Hour
+		}
+		wait, ok, err := h.s.Acquire(ctx, c)
+		if err != nil || ok != wantOK || wait != wantWait {
+			t.Fatalf("Acquire(%s by %s at +%v, gap %v, limit %d) = wait %v, ok %v, err %v; want wait %v, ok %v",
+				c.Key, c.Owner, c.Now.Sub(t0), c.Gap, c.Limit, wait, ok, err, wantWait, wantOK)
 		}
 	}
 	t.Run("Spacing", func(t *testing.T) {
-		s := newSchedule(t)
-		sec := time.Second
-		claim(t, s, "a.example", t0, sec, true, t0)                                     // first: now
-		claim(t, s, "a.example", t0.Add(500*time.Millisecond), sec, false, t0.Add(sec)) // too soon: when
-		claim(t, s, "a.example", t0.Add(sec), sec, true, t0.Add(sec))                   // then it succeeds
-		claim(t, s, "a.example", t0.Add(10*sec), 3*sec, true, t0.Add(10*sec))           // idle since: now
-		claim(t, s, "a.example", t0.Add(12*sec), 3*sec, false, t0.Add(13*sec))          // a longer gap
-		claim(t, s, "b.example", t0, sec, true, t0)                                     // another key
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec}, true, 0)
+		must(t, h.s.Release(ctx, "a.example", "o1", at(h, 100*time.Millisecond)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 400*time.Millisecond), Gap: sec}, false, 600*time.Millisecond) // too soon: how long
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, sec), Gap: sec}, true, 0)                                      // then it succeeds
+		must(t, h.s.Release(ctx, "a.example", "o2", at(h, sec)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o3", Now: at(h, 10*sec), Gap: 3 * sec}, true, 0) // idle since: now
+		must(t, h.s.Release(ctx, "a.example", "o3", at(h, 10*sec)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o4", Now: at(h, 12*sec), Gap: 3 * sec}, false, sec) // a longer gap
+		claim(t, h, fetch.Claim{Key: "b.example", Owner: "o5", Now: at(h, 12*sec), Gap: 3 * sec}, true, 0)    // another key
 	})
 	t.Run("Started", func(t *testing.T) {
-		s := newSchedule(t)
-		sec := time.Second
-		claim(t, s, "a.example", t0, sec, true, t0)
-		late := t0.Add(300 * time.Millisecond) // the request left 300 ms after its claim
-		if err := s.Started(ctx, "a.example", late); err != nil {
-			t.Fatal(err)
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec}, true, 0)
+		// The request put load on the host 300 ms after its claim.
+		must(t, h.s.Started(ctx, "a.example", "o1", at(h, 300*time.Millisecond)))
+		must(t, h.s.Release(ctx, "a.example", "o1", at(h, 400*time.Millisecond)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, sec), Gap: sec}, false, 300*time.Millisecond)
+		// A report of an earlier instant moves nothing back.
+		must(t, h.s.Started(ctx, "a.example", "o1", at(h, 200*time.Millisecond)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, sec), Gap: sec}, false, 300*time.Millisecond)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 1300*time.Millisecond), Gap: sec}, true, 0)
+	})
+	t.Run("Slot", func(t *testing.T) {
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec, TTL: time.Minute}, true, 0)
+		// The gap has long passed, but o1 still holds the only slot: wait until its lease expires at the latest.
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 20*sec), Gap: sec}, false, 40*sec)
+		must(t, h.s.Release(ctx, "a.example", "o1", at(h, 21*sec)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 21*sec), Gap: sec}, true, 0)
+		// Two slots: two holders at once, a third waits.
+		claim(t, h, fetch.Claim{Key: "b.example", Owner: "p1", Now: at(h, 30*sec), Limit: 2}, true, 0)
+		claim(t, h, fetch.Claim{Key: "b.example", Owner: "p2", Now: at(h, 30*sec), Limit: 2}, true, 0)
+		claim(t, h, fetch.Claim{Key: "b.example", Owner: "p3", Now: at(h, 31*sec), Limit: 2, TTL: time.Minute}, false, time.Hour-sec)
+	})
+	t.Run("LeaseExpires", func(t *testing.T) {
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec, TTL: 10 * sec}, true, 0)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 5*sec), Gap: sec}, false, 5*sec)
+		// o1's process died: its lease ends by itself, and another owner gets the slot.
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 10*sec), Gap: sec}, true, 0)
+		// The dead owner can no longer release or renew what it lost.
+		if err := h.s.Release(ctx, "a.example", "o1", at(h, 11*sec)); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+			t.Fatalf("Release of an expired lease: %v, want ErrLeaseNotHeld", err)
 		}
-		claim(t, s, "a.example", t0.Add(sec), sec, false, late.Add(sec))
-		if err := s.Started(ctx, "a.example", t0); err != nil { // never back
-			t.Fatal(err)
+		if err := h.s.Renew(ctx, "a.example", "o1", at(h, 11*sec), time.Minute); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+			t.Fatalf("Renew of an expired lease: %v, want ErrLeaseNotHeld", err)
 		}
-		claim(t, s, "a.example", late.Add(sec), sec, true, late.Add(sec))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o3", Now: at(h, 12*sec), Gap: sec, TTL: time.Minute}, false, time.Hour-2*sec) // o2 still holds it
+	})
+	t.Run("ReleaseByOwnerOnly", func(t *testing.T) {
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), TTL: time.Minute}, true, 0)
+		for _, other := range []string{"o2", ""} {
+			if err := h.s.Release(ctx, "a.example", other, at(h, sec)); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+				t.Fatalf("Release by %q, not the owner: %v, want ErrLeaseNotHeld", other, err)
+			}
+		}
+		if err := h.s.Release(ctx, "never.example", "o1", at(h, sec)); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+			t.Fatalf("Release on an unknown key: %v, want ErrLeaseNotHeld", err)
+		}
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 2*sec)}, false, time.Minute-2*sec) // o1 still holds it
+		must(t, h.s.Release(ctx, "a.example", "o1", at(h, 3*sec)))
+		if err := h.s.Release(ctx, "a.example", "o1", at(h, 3*sec)); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+			t.Fatalf("second Release: %v, want ErrLeaseNotHeld", err)
+		}
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 3*sec)}, true, 0)
+	})
+	t.Run("Renew", func(t *testing.T) {
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), TTL: 10 * sec}, true, 0)
+		must(t, h.s.Renew(ctx, "a.example", "o1", at(h, 8*sec), 10*sec)) // now expires at +18 s
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 12*sec)}, false, 6*sec)
+		if err := h.s.Renew(ctx, "a.example", "o2", at(h, 12*sec), 10*sec); !errors.Is(err, fetch.ErrLeaseNotHeld) {
+			t.Fatalf("Renew by a non-owner: %v, want ErrLeaseNotHeld", err)
+		}
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 18*sec)}, true, 0)
 	})
 	t.Run("Concurrent", func(t *testing.T) {
-		s := newSchedule(t)
-		var won atomic.Int32
-		var wg sync.WaitGroup
-		for range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				next, ok, err := s.Claim(ctx, "c.example", t0, time.Second)
-				switch {
-				case err != nil:
-					t.Error(err)
-				case ok:
-					won.Add(1)
-				case !next.Equal(t0.Add(time.Second)):
-					t.Errorf("a failed claim names %v, want one gap after the winner", next.Sub(t0))
-				}
-			}()
-		}
-		wg.Wait()
-		if n := won.Load(); n != 1 {
-			t.Fatalf("%d of 20 concurrent claims succeeded, want exactly 1", n)
+		for _, limit := range []int{1, 3} {
+			h := setup(t)
+			now := at(h, 0)
+			var won atomic.Int32
+			var wg sync.WaitGroup
+			for g := range 20 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					wait, ok, err := h.s.Acquire(ctx, fetch.Claim{Key: "c.example", Owner: fmt.Sprint("g", g), Now: now, Limit: limit, TTL: time.Minute})
+					switch {
+					case err != nil:
+						t.Error(err)
+					case ok:
+						won.Add(1)
+					case wait <= 0:
+						t.Errorf("a failed claim says to wait %v", wait)
+					}
+				}()
+			}
+			wg.Wait()
+			if n := won.Load(); int(n) != limit {
+				t.Fatalf("%d of 20 concurrent claims succeeded with %d slots, want exactly %d", n, limit, limit)
+			}
 		}
 	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

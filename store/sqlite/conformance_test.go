@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/backoff/backofftest"
@@ -45,7 +46,7 @@ func TestValidatorConformance(t *testing.T) {
 }
 
 func TestScheduleConformance(t *testing.T) {
-	fetchtest.RunSchedule(t, func(t *testing.T) fetch.Schedule { return openTest(t, nil).Schedule() })
+	fetchtest.RunSchedule(t, func(t *testing.T, _ func() time.Time) fetch.Schedule { return openTest(t, nil).Schedule() })
 }
 
 func TestRobotsConformance(t *testing.T) {

@@ -150,8 +150,8 @@ func TestClosedFailsClosed(t *testing.T) {
 	if _, _, err := db.Robots().Get(ctx, "a.example"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Robots().Get after Close = %v", err)
 	}
-	if _, _, err := db.Schedule().Claim(ctx, "a.example", time.Now(), time.Second); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Schedule().Claim after Close = %v", err)
+	if _, _, err := db.Schedule().Acquire(ctx, fetch.Claim{Key: "a.example", Owner: "o", Now: time.Now(), Gap: time.Second, TTL: time.Minute}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Schedule().Acquire after Close = %v", err)
 	}
 	l := &backoff.Ledger{Store: db.Ledger()}
 	if d := l.Check(ctx, "a.example", backoff.Feed, time.Now()); d.Allowed {

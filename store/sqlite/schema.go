@@ -57,11 +57,20 @@ CREATE TABLE robots (
 ) WITHOUT ROWID;
 CREATE INDEX robots_expires ON robots (expires_ns);
 `,
+	// 2: the in-flight slots of the shared schedule, each held by a lease.
+	`
+CREATE TABLE schedule_lease (
+	host       TEXT    NOT NULL,
+	owner      TEXT    NOT NULL,
+	expires_ns INTEGER NOT NULL,
+	PRIMARY KEY (host, owner)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

@@ -12,7 +12,8 @@ type statements struct {
 
 	ledgerGet, ledgerSet, ledgerInsert, ledgerDelete, ledgerSweep *sql.Stmt
 	valGet, valPut, valDelete, valSweep                           *sql.Stmt
-	schedClaim, schedGet, schedStarted, schedSweep                *sql.Stmt
+	schedSet, schedGet, schedStarted, schedSweep                  *sql.Stmt
+	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
 }
 
@@ -34,10 +35,15 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.valDelete, true, `DELETE FROM validators WHERE url = ?1`},
 		{&s.valSweep, true, `DELETE FROM validators WHERE url IN (SELECT url FROM validators WHERE stored_ns < ?1 LIMIT ?2)`},
 
-		{&s.schedClaim, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = excluded.last_start_ns WHERE last_start_ns <= ?2 - ?3 RETURNING last_start_ns`},
+		{&s.schedSet, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = excluded.last_start_ns`},
 		{&s.schedGet, true, `SELECT last_start_ns FROM schedule WHERE host = ?1`},
 		{&s.schedStarted, true, `UPDATE schedule SET last_start_ns = ?2 WHERE host = ?1 AND last_start_ns < ?2`},
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
+		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
+		{&s.leaseCount, true, `SELECT count(*), min(expires_ns) FROM schedule_lease WHERE host = ?1`},
+		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns) VALUES (?1, ?2, ?3) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns`},
+		{&s.leaseRenew, true, `UPDATE schedule_lease SET expires_ns = ?4 WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
+		{&s.leaseDelete, true, `DELETE FROM schedule_lease WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 
 		{&s.robotsGet, false, `SELECT outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure FROM robots WHERE host = ?1`},
 		{&s.robotsPut, true, `INSERT INTO robots (host, outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (host) DO UPDATE SET outcome = excluded.outcome, status = excluded.status, failure = excluded.failure, body = excluded.body, fetched_at_ns = excluded.fetched_at_ns, expires_ns = excluded.expires_ns, stale = excluded.stale, last_failure = excluded.last_failure`},
