@@ -30,7 +30,7 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 		r.render(n, 0)
 	}
 	r.flush()
-	a.Blocks = dropHeadline(r.blocks, a.Headline.Value, documentTitle(doc))
+	a.Blocks = dropEmptySections(dropHeadline(r.blocks, a.Headline.Value, documentTitle(doc)))
 }
 
 // dropHeadline leaves out of the body the blocks that repeat the headline
@@ -50,6 +50,31 @@ func dropHeadline(blocks []Block, headline, title string) []Block {
 			}
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// dropEmptySections leaves out headings over nothing: a heading followed by
+// the end of the body, or by a heading of its level or above, introduced
+// something the detector left out (comments, related links).
+func dropEmptySections(blocks []Block) []Block {
+	keep := make([]bool, len(blocks))
+	var next *Block // the next block kept, captions aside
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := &blocks[i]
+		if b.Kind == Heading && (next == nil || next.Kind == Heading && next.Level <= b.Level) {
+			continue
+		}
+		keep[i] = true
+		if b.Kind != Caption {
+			next = b
+		}
+	}
+	out := blocks[:0]
+	for i, b := range blocks {
+		if keep[i] {
+			out = append(out, b)
+		}
 	}
 	return out
 }
@@ -456,7 +481,7 @@ var nameWords = map[string]uint8{
 	"popular": wordWidget, "trending": wordWidget, "breadcrumb": wordWidget, "breadcrumbs": wordWidget,
 	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordWidget,
 	"modal": wordWidget, "paywall": wordWidget, "byline": wordWidget, "pagination": wordWidget, "pager": wordWidget,
-	"skyscraper": wordWidget, "rss": wordWidget, "gallery": wordWidget, "slideshow": wordWidget, "carousel": wordWidget,
+	"sharedaddy": wordWidget, "relatedposts": wordWidget, "skyscraper": wordWidget, "rss": wordWidget, "gallery": wordWidget, "slideshow": wordWidget, "carousel": wordWidget,
 	"lightbox": wordWidget,
 
 	"sidebar": wordLayout, "footer": wordLayout, "header": wordLayout, "masthead": wordLayout, "menu": wordLayout,
