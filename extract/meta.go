@@ -3,6 +3,8 @@ package extract
 import (
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -455,17 +457,25 @@ func textOf(n *html.Node) string {
 	return collapse(b.String())
 }
 
-// collapse trims s and turns every run of white space into one space.
+// collapse trims s and turns every run of white space (Unicode's, the
+// no-break space included) into one space.
 func collapse(s string) string {
 	clean := true
 	prevSpace := true
-	for i := 0; i < len(s); i++ {
-		sp := wsByte(s[i])
-		if sp && (prevSpace || s[i] != ' ') {
+	for i := 0; i < len(s); {
+		c := s[i]
+		sp, size := wsByte(c), 1
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			sp = unicode.IsSpace(r)
+		}
+		if sp && (prevSpace || c != ' ') {
 			clean = false
 			break
 		}
 		prevSpace = sp
+		i += size
 	}
 	if clean && !prevSpace {
 		return s

@@ -184,3 +184,22 @@ func BenchmarkReadMeta(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(docs)), "ns/page")
 }
+
+func TestCollapse(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                     "",
+		"a b":                  "a b",
+		" a":                   "a",
+		"a ":                   "a",
+		"a  b":                 "a b",
+		"a\nb":                 "a b",
+		"Jane\u00a0Writer":     "Jane Writer",
+		"caf\u00e9 cr\u00e8me": "caf\u00e9 cr\u00e8me",
+		"\u3000x\u2009y":       "x y",
+	} {
+		if got := collapse(in); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -252,3 +252,24 @@ func FuzzWordPress(f *testing.F) {
 		WordPressPosts(b)
 	})
 }
+
+func ExampleWordPress() {
+	a, err := WordPress([]byte(`{"id":4411,"date_gmt":"2026-01-02T07:30:00","link":"https://news.example/river/",
+		"title":{"rendered":"River floods the old town &#038; the market"},
+		"content":{"rendered":"<p>The river rose two metres.</p><p>Shops were shut.</p>"}}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(a.Headline.Value)
+	fmt.Println(a.Published.Time, "from", a.Published.Source)
+	fmt.Println(a.IDs[0].Scheme, a.IDs[0].Value)
+	fmt.Println(a.Text())
+	// Output:
+	// River floods the old town & the market
+	// 2026-01-02 07:30:00 +0000 UTC from wordpress:date_gmt
+	// wordpress 4411
+	// The river rose two metres.
+	//
+	// Shops were shut.
+}
