@@ -21,7 +21,26 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 	if body == nil {
 		return
 	}
-	d := &detector{index: make(map[*html.Node]int32, 1024)}
+	blocks := detect(body, false)
+	if n := textLen(blocks); n < minBody {
+		// Names misled the detector (a wrapper called "ad-container"):
+		// measure again by the text alone, and keep that if it finds more.
+		if alt := detect(body, true); textLen(alt) > 2*n {
+			blocks = alt
+		}
+	}
+	a.Blocks = dropEmptySections(dropHeadline(blocks, a.Headline.Value, documentTitle(doc)))
+}
+
+// minBody is the length of text, in bytes, under which the detector tries
+// again without the hints of class and id names.
+const minBody = 250
+
+// detect measures body's elements, chooses the body's containers and renders
+// them. With plain set, class and id names are not read (hidden elements and
+// tags still are).
+func detect(body *html.Node, plain bool) []Block {
+	d := &detector{index: make(map[*html.Node]int32, 1024), plain: plain}
 	d.measure(body, 0)
 	d.markSkipped()
 	roots := d.choose(body)
@@ -30,7 +49,15 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 		r.render(n, 0)
 	}
 	r.flush()
-	a.Blocks = dropEmptySections(dropHeadline(r.blocks, a.Headline.Value, documentTitle(doc)))
+	return r.blocks
+}
+
+func textLen(blocks []Block) int {
+	n := 0
+	for _, b := range blocks {
+		n += len(b.Text)
+	}
+	return n
 }
 
 // dropHeadline leaves out of the body the blocks that repeat the headline
@@ -151,6 +178,7 @@ type detector struct {
 	nodes []stats
 	index map[*html.Node]int32
 	path  []int32 // the ancestors of the element being measured
+	plain bool    // class and id names are not read
 }
 
 func (d *detector) get(n *html.Node) *stats {
@@ -167,7 +195,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	d.index[n] = i
 	kind := kindPlain
 	if depth > 0 {
-		kind = classify(n)
+		kind = classify(n, d.plain)
 	}
 	var text, link, paras, commas, inline, prose int32
 	block := false
@@ -400,7 +428,7 @@ const (
 	kindNote              // a caption or credit
 )
 
-func classify(n *html.Node) elementKind {
+func classify(n *html.Node, plain bool) elementKind {
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Canvas,
 		atom.Iframe, atom.Object, atom.Embed, atom.Video, atom.Audio, atom.Source, atom.Img, atom.Picture,
@@ -446,6 +474,9 @@ func classify(n *html.Node) elementKind {
 		if hiddenClasses[c] {
 			return kindDrop
 		}
+	}
+	if plain {
+		return kindPlain
 	}
 	return nameKind(cls, id)
 }
