@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -31,20 +30,21 @@ import (
 // goroutines, and politeness holds across all of them (P1). Close releases its idle
 // connections; the Client owns no other goroutine.
 type Client struct {
-	policy     Policy
-	clock      clock.Clock
-	clockOpt   clock.Clock // the clock given to New, nil for real time
-	logger     *slog.Logger
-	base       *http.Transport
-	pacer      *Pacer
-	ledger     *backoff.Ledger
-	robots     *robots.Cache
-	validators *Conditional
-	chain      http.RoundTripper // for Get and the Doers: with validators
-	plain      http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
-	hc         *http.Client      // over chain
-	plainHC    *http.Client      // over plain
-	src        *Source           // the policy's source, shared read-only by every Get without its own
+	policy      Policy
+	clock       clock.Clock
+	clockOpt    clock.Clock // the clock given to New, nil for real time
+	logger      *slog.Logger
+	base        *http.Transport
+	pacer       *Pacer
+	ledger      *backoff.Ledger
+	ledgerStore backoff.Store // the ledger's, read by Explain
+	robots      *robots.Cache
+	validators  *Conditional
+	chain       http.RoundTripper // for Get and the Doers: with validators
+	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
+	hc          *http.Client      // over chain
+	plainHC     *http.Client      // over plain
+	src         *Source           // the policy's source, shared read-only by every Get without its own
 }
 
 // Option sets one of the Client's collaborators at [New].
@@ -65,9 +65,10 @@ type options struct {
 	schedule    Schedule
 }
 
-// WithClock sets the clock of the pacer, the ledger and the robots cache (tests
-// use a manual clock). Default: real time.
-func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+// WithClock sets the one clock of the chain: the pacer's, the ledger's, the
+// robots cache's, and every instant a proof records. Any [Clock] will do (tests
+// use a manual one). Default: real time.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithResolver sets the DNS resolver under the Client's DNS cache (D8). Default:
 // the system resolver.
@@ -139,7 +140,11 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP, clock: o.clock,
 	})
 	bottom := &hopRecorder{next: c.base, clock: o.clock}
-	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: o.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
+	c.ledgerStore = o.ledgerStore
+	if c.ledgerStore == nil {
+		c.ledgerStore = &backoff.MemoryStore{}
+	}
+	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
 	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	ua := p.UserAgent()
 
@@ -308,15 +313,6 @@ func (c *Client) Close() error {
 	c.base.CloseIdleConnections()
 	return nil
 }
-
-// Pacer returns the Client's pacer (for its state, e.g. Hosts).
-func (c *Client) Pacer() *Pacer { return c.pacer }
-
-// Ledger returns the Client's refusal ledger.
-func (c *Client) Ledger() *backoff.Ledger { return c.ledger }
-
-// Robots returns the Client's robots.txt cache.
-func (c *Client) Robots() *robots.Cache { return c.robots }
 
 // GetOption sets one Get's particulars.
 type GetOption func(*callInfo)
@@ -514,11 +510,11 @@ func bodyError(err error) error {
 	case errors.As(err, new(*decode.StoppedError)):
 		// The Get's deadline (or its caller's cancellation) came while the
 		// body was being decoded: the error matches the context's.
-		return fmt.Errorf("fetch: body not decoded in time: %w", err)
+		return &namedError{sentinel: errNotInTime, err: err}
 	default:
 		s = ErrTruncated
 	}
-	return fmt.Errorf("%w: %w", s, err)
+	return &namedError{sentinel: s, err: err}
 }
 
 // digestOf is provenance.DigestOf ("sha256:" and the hex digest) in one

@@ -58,31 +58,37 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
-		var ours *RefusedError
-		if errors.As(err, &ours) && ours.Reason != Robots {
-			// robots.txt could not be fetched because we refused to ask for it
-			// (the host cools down, its address is not public): that is the
-			// refusal to report, of the URL asked for.
-			r := *ours
-			r.URL = req.URL.Redacted()
-			return nil, &r
-		}
-		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Robots, Err: err}
-		switch {
-		case errors.Is(err, robots.ErrNotHTTPS):
-			re.Reason = NotHTTPS
-		default:
-			var rr *robots.DisallowedError
-			if errors.As(err, &rr) {
-				re.Until = rr.RetryAt // the answer stands until robots.txt is read again
-			}
-		}
-		return nil, re
+		return nil, robotsRefusal(host, req.URL, err)
 	}
 	if d, ok := g.Robots.CrawlDelay(ctx, req.URL); ok && d > 0 {
 		req = req.WithContext(withMinGap(ctx, d))
 	}
 	return next(g.Next).RoundTrip(req)
+}
+
+// robotsRefusal is the refusal of u, on host, for err, the refusal of a
+// RobotsChecker's Allow.
+func robotsRefusal(host string, u *url.URL, err error) *RefusedError {
+	var ours *RefusedError
+	if errors.As(err, &ours) && ours.Reason != Robots {
+		// robots.txt could not be fetched because we refused to ask for it
+		// (the host cools down, its address is not public): that is the
+		// refusal to report, of the URL asked for.
+		r := *ours
+		r.URL = u.Redacted()
+		return &r
+	}
+	re := &RefusedError{Host: host, URL: u.Redacted(), Reason: Robots, Err: err}
+	switch {
+	case errors.Is(err, robots.ErrNotHTTPS):
+		re.Reason = NotHTTPS
+	default:
+		var rr *robots.DisallowedError
+		if errors.As(err, &rr) {
+			re.Until = rr.RetryAt // the answer stands until robots.txt is read again
+		}
+	}
+	return re
 }
 
 // Ledger is what [LedgerGate] consults and teaches; *backoff.Ledger satisfies it.
