@@ -28,6 +28,8 @@
 //  7. markup that names a byline as one: <a rel=author> whose text is a
 //     name, or an itemprop=author outside any Article item. A class such as
 //     "byline" or "author" is styling, not a statement, and is not read;
+//     a page whose bylines name more than four people lists other
+//     stories', and none is read;
 //  8. <html lang> and <meta http-equiv=content-language> (one tag, not a
 //     list), then an hreflang alternate that points at the page itself.
 //

@@ -173,8 +173,11 @@ const (
 	maxMetaTags = 1024
 	maxLinkTags = 1024
 	maxAuthors  = 64
-	maxKeywords = 256
-	maxIDs      = 64
+	// maxMarkupBylines is the most distinct names the markup's bylines
+	// (rel=author, a loose itemprop=author) may give and still be read.
+	maxMarkupBylines = 4
+	maxKeywords      = 256
+	maxIDs           = 64
 )
 
 func isLDType(t string) bool {
@@ -299,15 +302,25 @@ func (m metaTag) source() string { return "meta[" + m.attr + "=" + m.key + "]" }
 // readMarkup reads the bylines the markup names, the language
 // declarations and the links.
 func (p *pageScan) readMarkup(c *cands) {
+	// A byline the markup names is read only when the page names few:
+	// more is a list of other stories' bylines, not this one's.
+	var names []string
 	for _, n := range p.itemAuthors {
-		if v := itemName(n); v != "" {
-			c.authors.add(v, "[itemprop=author]")
+		if v := itemName(n); v != "" && !containsFold(names, v) {
+			names = append(names, v)
 		}
 	}
+	if len(names) <= maxMarkupBylines {
+		c.authors.addList(names, "[itemprop=author]")
+	}
+	names = names[:0]
 	for _, l := range p.links {
-		if l.anchor && hasRel(l.rel, "author") && l.text != "" && !looksLikeURL(l.text) {
-			c.authors.add(l.text, "a[rel=author]")
+		if l.anchor && hasRel(l.rel, "author") && l.text != "" && !looksLikeURL(l.text) && !containsFold(names, l.text) {
+			names = append(names, l.text)
 		}
+	}
+	if len(names) <= maxMarkupBylines {
+		c.authors.addList(names, "a[rel=author]")
 	}
 
 	c.htmlLang.addLang(p.htmlLang, "html[lang]")
