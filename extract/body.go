@@ -537,51 +537,32 @@ var hiddenClasses = map[string]bool{
 
 // nameKind classifies an element by the words of its class and id.
 func nameKind(cls, id string) elementKind {
-	var hard, widget, layout, content, note, embed bool
-	each := func(v string) {
-		forWords(v, func(w string) {
-			switch nameWords[w] {
-			case wordHard:
-				hard = true
-			case wordWidget:
-				widget = true
-			case wordLayout:
-				layout = true
-			case wordContent:
-				content = true
-			case wordNote:
-				note = true
-			case wordEmbed:
-				embed = true
-			}
-		})
-	}
-	each(cls)
-	each(id)
+	f := nameFlags(cls) | nameFlags(id)
 	switch {
-	case hard:
+	case f&(1<<wordHard) != 0:
 		return kindDrop
-	case embed:
+	case f&(1<<wordEmbed) != 0:
 		return kindPlain
-	case widget:
+	case f&(1<<wordWidget) != 0:
 		return kindWeak
-	case layout && !content:
+	case f&(1<<wordLayout) != 0 && f&(1<<wordContent) == 0:
 		return kindWeak
-	case note:
+	case f&(1<<wordNote) != 0:
 		return kindNote
 	}
 	return kindPlain
 }
 
-// forWords calls f with each word of a class or id value, lower-cased: words
-// are split at anything not a letter or digit and where lower case turns
-// upper (commentsContainer: comments, container).
-func forWords(v string, f func(string)) {
-	var buf [32]byte
+// nameFlags returns the set (1<<word...) of the kinds of word in a class or id
+// value. Words are lower-cased and split at anything not a letter or digit
+// and where lower case turns upper (commentsContainer: comments, container).
+func nameFlags(v string) uint16 {
+	var buf [24]byte
+	var flags uint16
 	n := 0
 	emit := func() {
 		if n > 0 && n <= len(buf) {
-			f(string(buf[:n]))
+			flags |= 1 << nameWords[string(buf[:n])]
 		}
 		n = 0
 	}
@@ -610,6 +591,7 @@ func forWords(v string, f func(string)) {
 		}
 	}
 	emit()
+	return flags &^ 1 // bit 0: words of no kind
 }
 
 // classWeight is a hint from an element's class and id.
@@ -618,11 +600,7 @@ func classWeight(n *html.Node) float64 {
 	for _, at := range n.Attr {
 		switch at.Key {
 		case "class", "id":
-			content := false
-			forWords(at.Val, func(word string) {
-				content = content || nameWords[word] == wordContent
-			})
-			if content {
+			if nameFlags(at.Val)&(1<<wordContent) != 0 {
 				w += 10
 			}
 		case "itemprop":
