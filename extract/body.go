@@ -70,7 +70,7 @@ func dropHeadline(blocks []Block, headline, title string) []Block {
 	}
 	out := blocks[:0]
 	for _, b := range blocks {
-		if b.Kind == Heading || b.Kind == Paragraph {
+		if (b.Kind == Heading || b.Kind == Paragraph) && len(b.Text) <= 2*max(len(headline), len(title)) {
 			t := normSpace(b.Text)
 			if t == headline || t == title || (strings.Count(t, " ") >= 1 && len(t) < len(title) && strings.HasPrefix(title, t)) {
 				continue
