@@ -27,7 +27,7 @@ import (
 // bounded, decoded body with its proof of fetch.
 //
 // Build one with [New]. A Client is safe for concurrent use by any number of
-// goroutines, and politeness holds across all of them (P1). Close releases its idle
+// goroutines, and politeness holds across all of them. Close releases its idle
 // connections; the Client owns no other goroutine.
 type Client struct {
 	policy      Policy
@@ -70,7 +70,7 @@ type options struct {
 // use a manual one). Default: real time.
 func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
 
-// WithResolver sets the DNS resolver under the Client's DNS cache (D8). Default:
+// WithResolver sets the DNS resolver under the Client's DNS cache. Default:
 // the system resolver.
 func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
 
@@ -87,7 +87,7 @@ func WithDial(d DialFunc) Option { return func(o *options) { o.dial = d } }
 func WithRootCAs(p *x509.CertPool) Option { return func(o *options) { o.roots = p } }
 
 // WithAllowPrefixes admits addresses that are not public (tests: 127.0.0.0/8;
-// private deployments). Default: public unicast addresses only (V10).
+// private deployments). Default: public unicast addresses only.
 func WithAllowPrefixes(p ...netip.Prefix) Option {
 	return func(o *options) { o.allow = append(o.allow, p...) }
 }
@@ -108,7 +108,7 @@ func WithRobotsStore(s robots.Store) Option { return func(o *options) { o.robots
 // in-memory store.
 func WithLedgerStore(s backoff.Store) Option { return func(o *options) { o.ledgerStore = s } }
 
-// WithSchedule shares pacing with other processes through s (P1): every start is
+// WithSchedule shares pacing with other processes through s: every start is
 // claimed in it, and the moment the request really left is reported to it.
 // Default: pacing holds within this Client.
 func WithSchedule(s Schedule) Option { return func(o *options) { o.schedule = s } }
@@ -320,7 +320,7 @@ type GetOption func(*callInfo)
 // AsKind says what the Get is for (default KindArticle).
 func AsKind(k Kind) GetOption { return func(c *callInfo) { c.kind = k } }
 
-// WithReferer sends page as the Referer (an image's article page, S7). It is sent
+// WithReferer sends page as the Referer (an image's article page). It is sent
 // on every hop of this Get, and by nothing else.
 func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer = page } }
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Validator holds the validators a server gave for one URL (D4).
+// Validator holds the validators a server gave for one URL.
 type Validator struct {
 	ETag         string // the ETag header, as received
 	LastModified string // the Last-Modified header, as received
@@ -85,7 +85,7 @@ func (s *MemoryStore) Len() int {
 	return len(s.m)
 }
 
-// Conditional is the conditional-GET layer (D4): a GET for a URL with validators in
+// Conditional is the conditional-GET layer: a GET for a URL with validators in
 // the ValidatorStore goes out with If-None-Match and If-Modified-Since, so an unchanged
 // resource answers 304 with no body. A 200's ETag and Last-Modified are kept only
 // once its body has been read to EOF, so a truncated read never turns the next GET

@@ -15,7 +15,7 @@ type Doer interface {
 
 // Doer returns a [Doer] that reads through the Client's chain as kind k: the
 // ledger counts each read as k (a host suspended for articles still has its
-// feeds read, S4), tracking parameters are stripped, redirects follow the
+// feeds read), tracking parameters are stripped, redirects follow the
 // policy, and the policy's Timeout bounds each Do.
 //
 // Its reads are conditional: a GET for a URL the chain has validators for (from

@@ -65,7 +65,7 @@ var (
 	ErrInvalidHost      = errors.New("fetch: invalid host")
 )
 
-// Errors about a response body that arrived but may not be deposited (V12). They are
+// Errors about a response body that arrived but may not be deposited. They are
 // returned by [Result.Depositable], and by [Client.Get] beside the Result when the body
 // could not be read in full within bounds.
 var (

@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// Identity is the layer that sets the request headers, and only them (V9, S1, D3):
+// Identity is the layer that sets the request headers, and only them:
 // User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
-// configured and the host is one of its hosts (V9b), and a Referer for an image
-// fetched for an article (S7). The request's own If-None-Match and
+// configured and the host is one of its hosts, and a Referer for an image
+// fetched for an article. The request's own If-None-Match and
 // If-Modified-Since are kept (a conditional request someone above asked for);
 // every other header it carries — a cookie, a Referer added by a redirect, a
 // copied credential — is dropped, and the request is never marked

@@ -25,7 +25,7 @@ const (
 	DefaultRobotsRetry  = 15 * time.Minute
 	// DefaultAccept asks for feeds, pages and API documents, in that order.
 	DefaultAccept = "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, application/json;q=0.9, text/html;q=0.8, */*;q=0.5"
-	// ImageAccept asks for the four image types the strict news crawler accepts (S7).
+	// ImageAccept asks for the four image types the strict news crawler accepts.
 	ImageAccept = "image/jpeg, image/png, image/webp, image/gif"
 )
 
@@ -40,7 +40,7 @@ const (
 // is crawling. New refuses a Policy without them with an *[IdentityError].
 type Policy struct {
 	// Name is the product token of your crawler, the first word of the
-	// User-Agent and the name robots.txt groups address (S1), for example
+	// User-Agent and the name robots.txt groups address, for example
 	// "ExampleNewsBot". Required; no space, "/", "(" or ")".
 	Name string
 	// Version follows the product token, for example "1.0". Required.
@@ -48,21 +48,21 @@ type Policy struct {
 	// InfoURL is the page that explains your crawler to publishers. Required.
 	InfoURL string
 	// Contact (an e-mail address, or a URL) is appended after the info page when
-	// set: "Name/1 (+https://info; bot@example.org)" (S1, D3).
+	// set: "Name/1 (+https://info; bot@example.org)".
 	Contact string
 	// RequireContact makes Contact required: the digest engine and the vault
-	// connector give publishers a contact address in every User-Agent (D3).
+	// connector give publishers a contact address in every User-Agent.
 	RequireContact bool
 
 	// Interval is the least start-to-start interval between two requests to one
 	// host (or site, see PerSite). Zero: DefaultInterval. A robots.txt Crawl-delay
-	// or a ledger's demand lengthens it, never shortens it (V7).
+	// or a ledger's demand lengthens it, never shortens it.
 	Interval time.Duration
 	// IntervalMax, when larger than Interval, makes each interval a uniform
-	// random draw in [Interval, IntervalMax] (D2's 2–5 s band). Zero: fixed.
+	// random draw in [Interval, IntervalMax] (the digest engine's 2–5 s band). Zero: fixed.
 	IntervalMax time.Duration
 	// InFlight is the most requests in flight to one host at a time. Zero:
-	// DefaultInFlight (one, D2).
+	// DefaultInFlight (one).
 	InFlight int
 	// PerSite keys pacing and the ledger by registrable domain (eTLD+1) instead
 	// of by host, so a.example.com and b.example.com share one budget.
@@ -75,10 +75,10 @@ type Policy struct {
 	// strict news crawler preset, the most polite.
 	Backoff backoff.Policy
 
-	// AllowHTTP permits plain http URLs and redirects. Zero (false): https only (V10).
+	// AllowHTTP permits plain http URLs and redirects. Zero (false): https only.
 	AllowHTTP bool
-	// Admitted lists the hosts a source may be read from, and redirected to
-	// (V10): exact names, or "*.example.com" for example.com and every name
+	// Admitted lists the hosts a source may be read from, and redirected to:
+	// exact names, or "*.example.com" for example.com and every name
 	// below it. Empty: any host (the robots, ledger and address checks still
 	// apply). A [Source] given to [Client.Get] replaces it for that call.
 	Admitted []string
@@ -94,7 +94,7 @@ type Policy struct {
 	// DefaultMaxRedirects; negative: none at all.
 	MaxRedirects int
 	// ImageMaxRedirects, when non-zero, replaces MaxRedirects for Gets of
-	// [KindImage] (three for the strict news crawler, S7).
+	// [KindImage] (three for the strict news crawler).
 	ImageMaxRedirects int
 
 	// Timeout bounds one Get from the first wait to the last byte, redirects
@@ -112,11 +112,11 @@ type Policy struct {
 	// Accept is the Accept header. Empty: DefaultAccept.
 	Accept string
 	// Credential, when its Header is set, is sent to the hosts it names and to
-	// no other (V9, V9b). A Source's Credential replaces it.
+	// no other. A Source's Credential replaces it.
 	Credential Credential
 	// NoConditional turns conditional GET off: no If-None-Match or
 	// If-Modified-Since is ever sent (the vault connector sends exactly four
-	// headers, V9). Zero: conditional GET on (D4).
+	// headers). Zero: conditional GET on.
 	NoConditional bool
 }
 
@@ -138,7 +138,7 @@ type RobotsPolicy struct {
 }
 
 // Credential is one request header carrying a secret, sent only to Hosts. Its value
-// is never logged, and never sent after a redirect to a host outside Hosts (V9b).
+// is never logged, and never sent after a redirect to a host outside Hosts.
 type Credential struct {
 	Header string   // the header's name, e.g. "Authorization"; empty: no credential
 	Value  string   // the header's value; never logged
@@ -187,7 +187,7 @@ func (c Credential) redactedValue() string {
 }
 
 // UserAgent returns the User-Agent the policy sends: "Name/Version (+InfoURL)", or
-// "Name/Version (+InfoURL; Contact)" once a contact is configured (S1, D3).
+// "Name/Version (+InfoURL; Contact)" once a contact is configured.
 func (p *Policy) UserAgent() string {
 	ua := p.Name + "/" + p.Version + " (+" + p.InfoURL
 	if p.Contact != "" {
@@ -310,12 +310,12 @@ func (p Policy) withDefaults() Policy {
 }
 
 // StrictNews returns the strict news crawler's policy (spec 000), with no
-// identity: set Name, Version and InfoURL (and Contact, which S1 adds to the
-// User-Agent once set) before [New] accepts it. At most one request per second
-// per site (S2); robots.txt per RFC 9309 with 401, 403, 429 and an unreachable
-// file disallowing the whole site, cached for one hour (S3); refusals 401, 403,
+// identity: set Name, Version and InfoURL (and Contact, which the document adds to
+// the User-Agent once set) before [New] accepts it. At most one request per second
+// per site; robots.txt per RFC 9309 with 401, 403, 429 and an unreachable
+// file disallowing the whole site, cached for one hour; refusals 401, 403,
 // 429 and challenge pages backing off 5 min doubling to 6 h, suspended after 5 in
-// a row and re-checked daily (S4); images with at most three redirects (S7);
+// a row and re-checked daily; images with at most three redirects;
 // https only. Each call returns a fresh value.
 func StrictNews() Policy {
 	return Policy{
@@ -331,11 +331,11 @@ func StrictNews() Policy {
 }
 
 // Digest returns the digest engine's policy (spec 001), with no identity: set
-// Name, Version, InfoURL and Contact (an e-mail address, D3) before [New]
-// accepts it. One request every 2 to 5 s per host, one connection per host (D2);
-// robots.txt per RFC 9309, cached 24 h (D1); 429 and 503 cooling the host down
-// 30–60 min with jitter, never retrying a 429 within 15 min (D5); conditional
-// GET (D4). Each call returns a fresh value.
+// Name, Version, InfoURL and Contact (an e-mail address) before [New]
+// accepts it. One request every 2 to 5 s per host, one connection per host;
+// robots.txt per RFC 9309, cached 24 h; 429 and 503 cooling the host down
+// 30–60 min with jitter, never retrying a 429 within 15 min; conditional
+// GET. Each call returns a fresh value.
 func Digest() Policy {
 	return Policy{
 		RequireContact: true,
@@ -352,12 +352,12 @@ func Digest() Policy {
 // Vault returns the vault connector's policy (spec 003), with no identity: set
 // Name, Version, InfoURL and Contact (the connector gives a contact address in
 // every request) before [New] accepts it. Exactly four headers and no
-// conditional GET (V9); at most one request per second per host, or the
-// Crawl-delay (V7); robots.txt 4xx treated as absent, 5xx or unreachable
-// disallowing everything and retried after 15 min, cached 24 h (V11); every
+// conditional GET; at most one request per second per host, or the
+// Crawl-delay; robots.txt 4xx treated as absent, 5xx or unreachable
+// disallowing everything and retried after 15 min, cached 24 h; every
 // non-200 recorded without a back-off of the ledger's own, though a refusal's
-// Retry-After is honoured exactly (V12, never rude); https only, admitted hosts
-// and declared parameters per source, a redirect limit (V10). Each call returns
+// Retry-After is honoured exactly (never rude); https only, admitted hosts
+// and declared parameters per source, a redirect limit. Each call returns
 // a fresh value.
 func Vault() Policy {
 	return Policy{

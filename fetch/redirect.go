@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// checkRedirect is the Client's redirect policy (V10, V9b, S7): at most the
+// checkRedirect is the Client's redirect policy: at most the
 // policy's number of redirects (the image limit for images), https only, admitted
 // hosts only, no undeclared query parameter added; and Go's Referer and copied
 // credential dropped (the Identity layer sets every hop's headers anyway). Each hop

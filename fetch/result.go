@@ -21,7 +21,7 @@ type Result struct {
 	Wire           int64            // body bytes read from the wire
 	Decoded        int64            // len(Body)
 	CodingsRemoved []string         // the content-codings removed, in the order they were applied
-	NotModified    bool             // a 304: the validators still hold, nothing was read (D4)
+	NotModified    bool             // a 304: the validators still hold, nothing was read
 	Hops           []provenance.Hop // every request on the wire, in order, redirects first; each Chain is shared with its connection's other hops: read only
 	Proof          *provenance.Proof
 	Timings        Timings
@@ -29,7 +29,7 @@ type Result struct {
 	bodyErr error // why the body could not be read in full, or nil
 }
 
-// Depositable returns nil when the result may be deposited (V12): a final 200,
+// Depositable returns nil when the result may be deposited: a final 200,
 // received in full, every content-coding known and removed, a media type present.
 // Otherwise it returns why not, matching ErrNotOK, ErrTruncated, ErrUnknownCoding,
 // ErrWireTooLarge, ErrDecodedTooLarge or ErrNoMediaType.

@@ -15,8 +15,8 @@ func DefaultTracking() []string {
 	return tracking.Default()
 }
 
-// Kind says what a Get is for; the ledger suspends articles but not feeds (S4),
-// and images take their own redirect limit and Referer (S7). It is
+// Kind says what a Get is for; the ledger suspends articles but not feeds,
+// and images take their own redirect limit and Referer. It is
 // [backoff.Kind], the one Kind of politefetch. The zero Kind is KindArticle.
 type Kind = backoff.Kind
 
@@ -25,13 +25,13 @@ const (
 	KindArticle = backoff.Article // a page, an API document: the zero Kind
 	KindFeed    = backoff.Feed    // an RSS, Atom or JSON feed
 	KindRobots  = backoff.Robots  // a robots.txt file
-	KindImage   = backoff.Image   // a share image (S7)
+	KindImage   = backoff.Image   // a share image
 	KindSitemap = backoff.Sitemap // a sitemap or sitemap index
 	KindAPI     = backoff.API     // a list from a publisher's API
 )
 
 // Source is what one source of the caller's configuration declares: the hosts it
-// may be read from, the query parameters it needs, and its credential (V9b, V10).
+// may be read from, the query parameters it needs, and its credential.
 type Source struct {
 	Admitted   []string   // as Policy.Admitted; empty: any host
 	Params     []string   // as Policy.Params
@@ -79,7 +79,7 @@ func hostIn(key string, patterns []string) bool {
 func paramIn(k string, list []string) bool { return tracking.In(k, list) }
 
 // addedParams returns the query keys of next that prev lacks and keep does not
-// declare: a redirect adding one of them stops the read (V10).
+// declare: a redirect adding one of them stops the read.
 func addedParams(prev, next *url.URL, keep []string) []string {
 	have := map[string]bool{}
 	for _, p := range strings.Split(prev.RawQuery, "&") {

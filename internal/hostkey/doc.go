@@ -1,5 +1,5 @@
 // Package hostkey turns host names into the one key every per-host decision
-// uses (P1): pacing, the back-off ledger, robots.txt and validators.
+// uses: pacing, the back-off ledger, robots.txt and validators.
 //
 // Host names are normalised before any per-host decision: lower case, IDNA
 // A-labels (golang.org/x/net/idna, Lookup profile), the scheme's default port

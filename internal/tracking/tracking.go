@@ -1,14 +1,14 @@
 // Package tracking is the one table of tracking and session query parameters
 // that politefetch strips from the URLs it requests (package fetch) and from
 // the links it reads in feeds and backlogs (package feed), except those a
-// source declares necessary (V10).
+// source declares necessary.
 package tracking
 
 import "strings"
 
 // table is the data table behind [Default]: campaign and click
 // identifiers and session ids that publishers' links carry and that change nothing
-// about the content (V10). A trailing "*" is a prefix.
+// about the content. A trailing "*" is a prefix.
 var table = [...]string{
 	"utm_*",                              // Google Analytics campaign tags
 	"fbclid", "gclid", "dclid", "gclsrc", // Meta, Google Ads click ids
