@@ -17,7 +17,9 @@
 //     DiscussionForumPosting or Report), at the top of a script, in an
 //     array or an @graph, or as a WebPage's mainEntity, with @id
 //     references resolved; of several, the one whose url, @id or
-//     mainEntityOfPage is the page's, else the first;
+//     mainEntityOfPage is the page's URL or its canonical, else the first
+//     that names no page, else none (every one names another page: the
+//     page lists others' articles);
 //  2. OpenGraph (og:*) and its article:* properties;
 //  3. Twitter cards (twitter:*);
 //  4. plain meta names (title, description, author, keywords,

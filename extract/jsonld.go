@@ -225,10 +225,13 @@ func articleTypeOf(m map[string]any) string {
 	return ""
 }
 
-// article finds the page's Article node: among the top nodes and the
-// mainEntity of the top WebPages, the one whose url, @id or
-// mainEntityOfPage names the page, else the first.
-func (d *ldDoc) article(page string) (map[string]any, string) {
+// article finds the page's Article node among the top nodes and the
+// mainEntity of the top WebPages: the only one; else the one whose url,
+// @id or mainEntityOfPage names one of pages (the page's URL and its
+// canonical URLs); else the first that names no page at all. When every
+// one names another page, the page lists other pages' articles and none
+// is its own.
+func (d *ldDoc) article(pages []string, resolve func(string) string) (map[string]any, string) {
 	type found struct {
 		m map[string]any
 		t string
@@ -245,19 +248,35 @@ func (d *ldDoc) article(page string) (map[string]any, string) {
 			}
 		}
 	}
-	if len(all) == 0 {
+	switch len(all) {
+	case 0:
 		return nil, ""
+	case 1:
+		return all[0].m, all[0].t
 	}
-	if page != "" {
-		for _, f := range all {
-			for _, u := range []string{ldString(f.m["url"]), ldString(f.m["@id"]), d.ldURLOf(f.m["mainEntityOfPage"])} {
-				if u != "" && sameURL(stripFragment(u), stripFragment(page)) {
+	var unnamed *found
+	for i, f := range all {
+		named := false
+		for _, u := range [...]string{ldString(f.m["url"]), ldString(f.m["@id"]), d.ldURLOf(f.m["mainEntityOfPage"])} {
+			if u == "" || strings.HasPrefix(u, "#") || strings.HasPrefix(u, "_:") {
+				continue
+			}
+			named = true
+			u = stripFragment(resolve(u))
+			for _, p := range pages {
+				if sameURL(u, stripFragment(p)) {
 					return f.m, f.t
 				}
 			}
 		}
+		if !named && unnamed == nil {
+			unnamed = &all[i]
+		}
 	}
-	return all[0].m, all[0].t
+	if unnamed != nil {
+		return unnamed.m, unnamed.t
+	}
+	return nil, ""
 }
 
 func stripFragment(s string) string {
@@ -338,7 +357,13 @@ func (p *pageScan) readLD(c *cands) {
 			}
 		}
 	}
-	m, typ := d.article(page)
+	pages := []string{page}
+	for _, l := range p.links {
+		if !l.anchor && hasRel(l.rel, "canonical") && l.href != "" {
+			pages = append(pages, p.resolve(l.href))
+		}
+	}
+	m, typ := d.article(pages, p.resolve)
 	if m == nil {
 		return
 	}

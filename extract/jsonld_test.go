@@ -215,7 +215,8 @@ func TestLD_ReferenceCycle(t *testing.T) {
 }
 
 // TestLD_ChoosesThePagesArticle: of several Article nodes, the one whose
-// URL is the page's is read, else the first.
+// URL is the page's (or its canonical) is read, else one that names no
+// page, else none.
 func TestLD_ChoosesThePagesArticle(t *testing.T) {
 	t.Parallel()
 	other := `{"@type":"NewsArticle","headline":"Related","url":"https://news.example/other/"}`
@@ -223,8 +224,19 @@ func TestLD_ChoosesThePagesArticle(t *testing.T) {
 	if a := metaOf(t, pageWithScripts(other, mine), goldenPage); a.Headline.Value != "Mine" {
 		t.Errorf("headline %q, want Mine", a.Headline.Value)
 	}
-	if a := metaOf(t, pageWithScripts(other, mine), "https://news.example/elsewhere/"); a.Headline.Value != "Related" {
-		t.Errorf("headline %q, want the first, Related", a.Headline.Value)
+	if a := metaOf(t, pageWithScripts(other, mine), "https://news.example/elsewhere/"); a.Headline.Present() {
+		t.Errorf("headline %q from a page whose articles all name other pages", a.Headline.Value)
+	}
+	unnamed := `{"@type":"NewsArticle","headline":"Unnamed"}`
+	if a := metaOf(t, pageWithScripts(other, unnamed), goldenPage); a.Headline.Value != "Unnamed" {
+		t.Errorf("headline %q, want the one that names no other page", a.Headline.Value)
+	}
+	if a := metaOf(t, pageWithScripts(other), goldenPage); a.Headline.Value != "Related" {
+		t.Errorf("headline %q, want the only article, whatever URL it names", a.Headline.Value)
+	}
+	canon := append(pageWithScripts(other, mine), `<link rel="canonical" href="/other/">`...)
+	if a := metaOf(t, canon, "https://news.example/other/?utm_source=x"); a.Headline.Value != "Related" {
+		t.Errorf("headline %q, want the one the canonical link names", a.Headline.Value)
 	}
 	webpage := `{"@type":"WebPage","mainEntity":{"@type":"BlogPosting","headline":"Main entity"}}`
 	if a := metaOf(t, pageWithScripts(webpage), goldenPage); a.Headline.Value != "Main entity" {
