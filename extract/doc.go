@@ -3,6 +3,39 @@
 // copied from where the publisher put it and none ever completed. It never
 // fetches anything.
 //
+// # Body
+//
+// [HTML] parses the page once and finds the article's body by measuring
+// every element below <body> in one pass: its text, the share of it inside
+// links, and its paragraphs of prose (a paragraph of 25 bytes or more credits
+// its container in full and the next two above it by a half and a third,
+// more for commas and length). Boilerplate is left out before it is
+// measured: scripts, media, form controls and hidden elements always; an
+// element whose class or id names comments always; one named like a widget
+// (share, social, related, newsletter, advertisement, gallery, …) or a
+// <nav>, <aside>, <header>, <footer> or <form> unless it plainly holds an
+// article (three paragraphs, 600 bytes, few links); one named like layout
+// (sidebar, menu, footer, …) unless a content word (article, body, content,
+// entry, story, post, …) is in the name too. The container whose prose
+// scores highest, less its links, is the body; its siblings that score a
+// fifth as well or hold a paragraph of prose join it, and so does every
+// element of the same tag and class that holds prose (a body split into
+// chunks around advertisements). A body under 250 bytes is measured again
+// without the names, in case a wrapper was misnamed.
+//
+// The result is rendered in reading order as [Block]s: paragraphs, headings
+// with their level, lists with their items, quotations, preformatted text
+// as written, data tables as rows of cells joined by " | ", and the
+// captions of figures (text only; images are never read). A paragraph that
+// is mostly links, an <article> beside another (a teaser), a block that
+// repeats the headline or the title, and a heading over nothing are left
+// out.
+//
+// Work is linear in the envelope, which is refused over [Options.MaxBytes]
+// ([ErrTooLarge]); a document nested deeper than the parser accepts is
+// refused with [ErrMalformed], and the detector reads at most 400 levels
+// below <body>.
+//
 // # Metadata
 //
 // Every metadata field records where it was read in its Source: a JSON-LD
