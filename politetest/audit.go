@@ -319,14 +319,14 @@ func audit(p Policy, reqs []Request, conns []Conn) *Report {
 			a.checkInsecure(host, q)
 			a.checkCookie(host, q)
 			a.checkHeaders(host, q)
-			verdict, asked := a.robotsInEffect(hv, k, q)
+			verdict, asked := a.robotsInEffect(&hv, k, q)
 			if !isRobotsPath(q.Path) {
 				a.checkRobots(host, q, verdict, asked)
 			}
-			a.checkInterval(hv, i, q, verdict)
+			a.checkInterval(&hv, i, q, verdict)
 			if k > 0 {
-				a.checkInFlight(hv, k, q)
-				a.checkCooldown(hv, k, q)
+				a.checkInFlight(&hv, k, q)
+				a.checkCooldown(&hv, k, q)
 			}
 		}
 	}
@@ -402,8 +402,8 @@ type hostView struct {
 	startedBefore map[int]int
 }
 
-func (a *auditor) view(host string) *hostView {
-	hv := &hostView{host: host, idx: a.byHost[host]}
+func (a *auditor) view(host string) hostView {
+	hv := hostView{host: host, idx: a.byHost[host]}
 	for k, i := range hv.idx {
 		if isRobotsPath(a.reqs[i].Path) {
 			hv.robotsPos = append(hv.robotsPos, k)
