@@ -293,8 +293,8 @@ func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
 	return c.pass(ctx, src, true)
 }
 
-// Pass runs one pass of the source now: its trigger is read if due, its
-// backlog walked if due, then every announced article not yet settled is
+// Pass runs one pass of the source now: its backlog is walked if due, its
+// trigger read if due, then every announced article not yet settled is
 // read (at most MaxReads times in this pass, V12) and deposited as the
 // source allows. It holds the source's lease throughout; when another
 // owner holds it, Pass returns a *LeaseError matching ErrLeaseHeld, having

@@ -129,11 +129,14 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 		return c.endPass(rep, err)
 	}
 	now := c.clk.Now()
-	if forceTrigger || !sc.NextTrigger.After(now) {
-		c.readTrigger(pctx, &src, rep)
-	}
+	// The backlog first, when due: at start-up it knows nothing and lists
+	// every reference with its identifier, which the trigger's then meet
+	// (V3); later walks stop at the first page already known (V4).
 	if src.Backlog != nil && !sc.NextBacklog.After(now) {
 		c.walkBacklog(pctx, &src, rep)
+	}
+	if forceTrigger || !sc.NextTrigger.After(now) {
+		c.readTrigger(pctx, &src, rep)
 	}
 	if err := pctx.Err(); err != nil {
 		return c.endPass(rep, c.passErr(ctx, src.ID, err))
@@ -208,7 +211,6 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	rep.TriggerRead = true
 	sent := c.clk.Now()
 	slowed := false
-	doer := c.Client.Doer(fetch.KindFeed)
 	fail := func(u string, err error) {
 		if rep.Trigger.Err == nil {
 			rep.Trigger.Err = err
@@ -216,8 +218,22 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 		slowed = slowed || slowedBy(err)
 		c.emit(Event{Kind: EventTriggerFailed, Source: src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
 	}
+	// A source with a backlog: a trigger naming an article the list named
+	// adds its identifier to the same record, where V3 compares them.
+	var byURL map[string]string
+	if src.Backlog != nil {
+		refs, err := c.state.Refs(ctx, src.ID)
+		if err != nil {
+			fail("", err)
+			return
+		}
+		byURL = make(map[string]string, len(refs))
+		for _, r := range refs {
+			byURL[r.URL] = r.Key
+		}
+	}
 	if len(src.Trigger.Feeds) > 0 {
-		r := &feed.Reader{Client: doer, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
+		r := &feed.Reader{Client: c.Client.Doer(fetch.KindFeed), RefsOnly: !keepsExcerpts(src), Keep: src.Params}
 		for _, u := range src.Trigger.Feeds {
 			res, err := r.Read(ctx, u)
 			if err != nil {
@@ -236,13 +252,13 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 					ex := it.Excerpt()
 					r.Excerpt = &ex
 				}
-				c.see(ctx, src, it.ID, r, &rep.Trigger, nil)
+				c.see(ctx, src, it.ID, r, &rep.Trigger, byURL)
 			}
 		}
 	} else {
 		spec := *src.Trigger.API
 		spec.MaxPages = 1
-		w := &feed.APIWalker{Client: doer, Spec: spec, Keep: src.Params, Clock: c.clk}
+		w := &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: spec, Keep: src.Params, Clock: c.clk}
 		n := 0
 		for ref, err := range w.Walk(ctx, feed.Stop{}) {
 			if err != nil {
@@ -250,7 +266,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 				break
 			}
 			n++
-			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, nil)
+			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL)
 		}
 		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
 	}
@@ -288,7 +304,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 		return
 	}
 	now := c.clk.Now()
-	got, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
+	_, created, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
 	if err != nil {
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
 		return
@@ -296,7 +312,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 	if byURL != nil {
 		byURL[r.URL] = r.Key
 	}
-	if got.FirstSeen.Equal(now) {
+	if created {
 		lr.New++
 	}
 }
@@ -306,15 +322,14 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport) {
 	rep.BacklogRead = true
 	b := src.Backlog
-	doer := c.Client.Doer(fetch.KindFeed)
 	var w feed.Walker
 	switch b.Kind {
 	case BacklogSitemap:
-		w = &feed.SitemapWalker{Client: doer, URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
+		w = &feed.SitemapWalker{Client: c.Client.Doer(fetch.KindSitemap), URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
 	case BacklogWordPress:
-		w = &feed.APIWalker{Client: doer, Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
 	default:
-		w = &feed.APIWalker{Client: doer, Spec: *b.API, Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: *b.API, Keep: src.Params, Clock: c.clk}
 	}
 	refs, err := c.state.Refs(ctx, src.ID)
 	if err != nil {

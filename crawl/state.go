@@ -57,8 +57,9 @@ type State interface {
 	// See records that the source announced ref (by its key) at now,
 	// merging in what is new (URL, the identifiers the trigger and the
 	// backlog gave, the excerpt). It returns the stored record, whose
-	// FirstSeen is the first instant it was ever seen.
-	See(ctx context.Context, source string, ref RefState, now time.Time) (RefState, error)
+	// FirstSeen is the first instant it was ever seen, and whether this
+	// call created it.
+	See(ctx context.Context, source string, ref RefState, now time.Time) (r RefState, created bool, err error)
 	// Ref returns the source's record of key; ok false when unknown.
 	Ref(ctx context.Context, source, key string) (r RefState, ok bool, err error)
 	// Refs returns the source's records, oldest first-seen first (ties by
@@ -257,20 +258,21 @@ func (m *MemoryState) ReleaseLease(ctx context.Context, source, owner string) er
 }
 
 // See implements State.
-func (m *MemoryState) See(ctx context.Context, source string, ref RefState, now time.Time) (RefState, error) {
+func (m *MemoryState) See(ctx context.Context, source string, ref RefState, now time.Time) (RefState, bool, error) {
 	if ref.Key == "" {
-		return RefState{}, errors.New("crawl: a reference needs a key")
+		return RefState{}, false, errors.New("crawl: a reference needs a key")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.src(source)
 	r := s.refs[ref.Key]
-	if r == nil {
+	created := r == nil
+	if created {
 		r = &RefState{Key: ref.Key, FirstSeen: now}
 		s.refs[ref.Key] = r
 	}
 	mergeRef(r, ref)
-	return cloneRef(*r), nil
+	return cloneRef(*r), created, nil
 }
 
 // mergeRef folds what ref says that is new into r; the identity (Key,

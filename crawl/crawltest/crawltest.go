@@ -175,20 +175,23 @@ func testRefs(t *testing.T, st crawl.State) {
 		t.Fatal("unknown ref found")
 	}
 	ex := &feed.Excerpt{Label: feed.ExcerptLabel, Headline: "H", Link: "https://a.example/1", ID: "1"}
-	r := ok(st.See(ctx, "s", crawl.RefState{Key: "1", URL: "https://a.example/1", FeedID: "1", Excerpt: ex}, t0))(t)
-	if !r.FirstSeen.Equal(t0) || r.FeedID != "1" || r.Outcome != crawl.Pending {
-		t.Fatalf("first See = %+v", r)
+	r, created := see(t, st, "s", crawl.RefState{Key: "1", URL: "https://a.example/1", FeedID: "1", Excerpt: ex}, t0)
+	if !created || !r.FirstSeen.Equal(t0) || r.FeedID != "1" || r.Outcome != crawl.Pending {
+		t.Fatalf("first See = %+v, created %v", r, created)
 	}
 	ex.Headline = "changed by the caller"
-	r = ok(st.See(ctx, "s", crawl.RefState{Key: "1", ListID: "1"}, t0.Add(time.Hour)))(t)
+	r, created = see(t, st, "s", crawl.RefState{Key: "1", ListID: "1"}, t0.Add(time.Hour))
+	if created {
+		t.Fatal("a second See created the record again")
+	}
 	if !r.FirstSeen.Equal(t0) || r.FeedID != "1" || r.ListID != "1" || r.URL != "https://a.example/1" {
 		t.Fatalf("second See = %+v: first-seen and earlier fields must stay", r)
 	}
 	if r.Excerpt == nil || r.Excerpt.Headline != "H" {
 		t.Fatalf("excerpt = %+v, want the one stored", r.Excerpt)
 	}
-	ok(st.See(ctx, "s", crawl.RefState{Key: "0", URL: "https://a.example/0"}, t0.Add(time.Hour)))(t)
-	ok(st.See(ctx, "s", crawl.RefState{Key: "2", URL: "https://a.example/2"}, t0.Add(time.Minute)))(t)
+	see(t, st, "s", crawl.RefState{Key: "0", URL: "https://a.example/0"}, t0.Add(time.Hour))
+	see(t, st, "s", crawl.RefState{Key: "2", URL: "https://a.example/2"}, t0.Add(time.Minute))
 	refs := ok(st.Refs(ctx, "s"))(t)
 	var keys []string
 	for _, r := range refs {
@@ -203,6 +206,16 @@ func testRefs(t *testing.T, st crawl.State) {
 	}
 }
 
+// see calls st.See, failing t on an error.
+func see(t *testing.T, st crawl.State, source string, ref crawl.RefState, now time.Time) (crawl.RefState, bool) {
+	t.Helper()
+	r, created, err := st.See(context.Background(), source, ref, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, created
+}
+
 func must2(t *testing.T) func(crawl.RefState, bool, error) (crawl.RefState, bool) {
 	return func(r crawl.RefState, ok bool, err error) (crawl.RefState, bool) {
 		t.Helper()
@@ -215,11 +228,11 @@ func must2(t *testing.T) func(crawl.RefState, bool, error) (crawl.RefState, bool
 
 func testSettle(t *testing.T, st crawl.State) {
 	ctx := context.Background()
-	ok(st.See(ctx, "s", crawl.RefState{Key: "1", URL: "https://a.example/1"}, t0))(t)
+	see(t, st, "s", crawl.RefState{Key: "1", URL: "https://a.example/1"}, t0)
 	if err := st.Settle(ctx, "s", "1", crawl.Mismatch, "feed 1, list 2, article 1", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	ok(st.See(ctx, "s", crawl.RefState{Key: "1", FeedID: "1"}, t0.Add(time.Hour)))(t)
+	see(t, st, "s", crawl.RefState{Key: "1", FeedID: "1"}, t0.Add(time.Hour))
 	r, _ := must2(t)(st.Ref(ctx, "s", "1"))
 	if r.Outcome != crawl.Mismatch || r.Note != "feed 1, list 2, article 1" || !r.Settled.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("settled ref = %+v: seeing it again must not unsettle it", r)
@@ -305,7 +318,7 @@ func testFailures(t *testing.T, st crawl.State) {
 
 func testForget(t *testing.T, st crawl.State) {
 	ctx := context.Background()
-	ok(st.See(ctx, "s", crawl.RefState{Key: "1", URL: "https://a.example/1"}, t0))(t)
+	see(t, st, "s", crawl.RefState{Key: "1", URL: "https://a.example/1"}, t0)
 	if err := st.SetSchedule(ctx, "s", crawl.Schedule{LastTrigger: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +347,7 @@ func testIndependent(t *testing.T, st crawl.State) {
 	if _, err := st.AcquireLease(ctx, "s2", "b", t0, time.Minute); err != nil {
 		t.Fatalf("one source's lease blocked another's: %v", err)
 	}
-	ok(st.See(ctx, "s1", crawl.RefState{Key: "1"}, t0))(t)
+	see(t, st, "s1", crawl.RefState{Key: "1"}, t0)
 	if _, ok := must2(t)(st.Ref(ctx, "s2", "1")); ok {
 		t.Fatal("a reference leaked across sources")
 	}

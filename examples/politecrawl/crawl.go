@@ -75,14 +75,15 @@ type CrawlSummary struct {
 
 	Backlog BacklogSummary
 
+	// The start-up round's articles.
 	ArticlesRead    int // deposited: final 200s received in full (V12)
 	ArticlesFailed  int // answered, but not a complete 200, or unreadable
 	ArticlesRefused int // not sent: refused by us (robots, cool-down, …)
-	Excerpts        int // stories kept as their feed tells them, as refused (S5)
+	Excerpts        int // refused stories kept as their feed tells them (S5)
 
-	// RefusedByUs counts the requests we did not send, by reason (robots,
-	// cooldown, suspended, …); RefusedByServer the server's refusals by
-	// status (429, 503, 403 …).
+	// RefusedByUs counts the start-up round's requests we did not send, by
+	// reason (robots, cooldown, suspended, …); RefusedByServer the server's
+	// refusals by status (429, 503, 403 …).
 	RefusedByUs     map[string]int
 	RefusedByServer map[string]int
 
@@ -100,7 +101,7 @@ type BacklogSummary struct {
 	Site      string
 	Pages     int // pages the start-up walk read
 	Refs      int // references it yielded, newest first
-	New       int // of them, references the feed had not announced
+	New       int // of them, references not seen before
 	NextPages int // pages the walk a day later read
 }
 
@@ -245,17 +246,17 @@ func (t *tally) event(e crawl.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.sum
-	switch e.Kind {
-	case crawl.EventNotModified:
+	if e.Kind == crawl.EventNotModified {
 		s.FeedsNotModified++
+	}
+	if t.round > 0 {
+		return // the later rounds show 304s and the backlog's stop; the counts are the start-up's
+	}
+	switch e.Kind {
 	case crawl.EventTriggerRead:
-		if t.round == 0 {
-			s.FeedsParsed++
-		}
+		s.FeedsParsed++
 	case crawl.EventTriggerFailed:
-		if t.round == 0 {
-			s.FeedsFailed++
-		}
+		s.FeedsFailed++
 		t.refusal(e.Err)
 	case crawl.EventDeposited:
 		s.ArticlesRead++
@@ -270,7 +271,7 @@ func (t *tally) event(e crawl.Event) {
 			s.RefusedByServer[fmt.Sprint(e.Status)]++
 		}
 	case crawl.EventPassEnded:
-		if t.round == 0 && e.Pass != nil {
+		if e.Pass != nil {
 			t.progress(e.Pass)
 		}
 	}
@@ -308,7 +309,7 @@ func (t *tally) progress(p *crawl.PassReport) {
 	t.sum.Announced += p.Trigger.New + p.Backlog.New
 	if p.BacklogRead {
 		t.sum.Backlog.Refs, t.sum.Backlog.New = p.Backlog.Refs, p.Backlog.New
-		parts = append(parts, fmt.Sprintf("backlog %d refs (%d not in the feed)", p.Backlog.Refs, p.Backlog.New))
+		parts = append(parts, fmt.Sprintf("backlog %d refs (%d new)", p.Backlog.Refs, p.Backlog.New))
 	}
 	if p.Queued > 0 {
 		line := fmt.Sprintf("articles %d/%d deposited", p.Deposited, p.Queued)
@@ -345,9 +346,9 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	fmt.Fprintf(out, "\nsummary after %v (pacing %v per site, the policy's 1 s scaled down)\n", s.Elapsed.Round(10*time.Millisecond), s.Interval)
 	fmt.Fprintf(out, "  sites            %d (%d rude)\n", s.Sites, s.RudeSites)
 	fmt.Fprintf(out, "  feeds            %d parsed, %d failed at start-up; read again +15 min and +24 h: %d × 304 (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
-	fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d not in the feed); a day later %s (V4)\n",
+	fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known (V4)\n",
 		s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"))
-	fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d kept as excerpts\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
+	fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
 	fmt.Fprintf(out, "  refused by us    %s\n", tallyLine(s.RefusedByUs))
 	fmt.Fprintf(out, "  refused by them  %s\n", tallyLine(s.RefusedByServer))
 	fmt.Fprintf(out, "  cooling down     %s\n", list(s.CooledDown))
