@@ -5,36 +5,38 @@ import (
 	"time"
 )
 
-// instantLayouts are the date-time forms read, each with its zone: RFC
-// 3339 and the ISO 8601 variants pages write (no seconds, no colon in the
-// offset, a space for the T), and the RFC 1123 forms of HTTP dates.
-var instantLayouts = [...]string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05Z0700",
-	"2006-01-02T15:04:05.999999999Z0700",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02T15:04Z0700",
-	"2006-01-02T15Z07:00",
-	"2006-01-02 15:04:05Z07:00",
-	"2006-01-02 15:04:05Z0700",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05 Z07:00",
-	"2006-01-02 15:04:05 Z0700",
-	"2006-01-02 15:04Z07:00",
-	"20060102T150405Z0700",
-	time.RFC1123,
-	time.RFC1123Z,
-	"Mon, 2 Jan 2006 15:04:05 MST",
-	"Mon, 2 Jan 2006 15:04:05 -0700",
-	"2 Jan 2006 15:04 MST",
-	"2 Jan 2006 15:04:05 MST",
-	"Mon Jan 2 2006 15:04:05 GMT-0700", // JavaScript's Date.toString
-}
-
-// dateLayouts are the forms of a date alone.
-// The English forms ("January 2, 2006", "2 Jan 2006") are read too: a
-// month's name is unambiguous, unlike 01/02/2006.
-var dateLayouts = [...]string{"2006-01-02", "20060102", "January 2, 2006", "Jan 2, 2006", "2 January 2006", "2 Jan 2006", "Jan. 2, 2006"}
+// The forms read, each date-time with its zone: RFC 3339 and the ISO 8601
+// variants pages write (no seconds, no colon in the offset, a space for the
+// T), the RFC 1123 forms of HTTP dates, and a few English ones. A date
+// alone may be ISO 8601 or name its month in English ("January 2, 2006",
+// "2 Jan 2006"), which is unambiguous, unlike 01/02/2006.
+var (
+	isoInstants = [...]string{
+		time.RFC3339Nano,
+		"2006-01-02T15:04:05Z0700",
+		"2006-01-02T15:04:05.999999999Z0700",
+		"2006-01-02T15:04Z07:00",
+		"2006-01-02T15:04Z0700",
+		"2006-01-02T15Z07:00",
+		"2006-01-02 15:04:05Z07:00",
+		"2006-01-02 15:04:05Z0700",
+		"2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05 Z07:00",
+		"2006-01-02 15:04:05 Z0700",
+		"2006-01-02 15:04Z07:00",
+	}
+	compactInstants = [...]string{"20060102T150405Z0700"}
+	textInstants    = [...]string{
+		time.RFC1123,
+		time.RFC1123Z,
+		"Mon, 2 Jan 2006 15:04:05 MST",
+		"Mon, 2 Jan 2006 15:04:05 -0700",
+		"2 Jan 2006 15:04 MST",
+		"2 Jan 2006 15:04:05 MST",
+		"Mon Jan 2 2006 15:04:05 GMT-0700", // JavaScript's Date.toString
+	}
+	textDates = [...]string{"January 2, 2006", "Jan 2, 2006", "Jan. 2, 2006", "2 January 2006", "2 Jan 2006"}
+)
 
 // instantOf reads text as an Instant. Time is set only when the text
 // states a zone (or is a date alone, then DateOnly): a date-time with no
@@ -48,23 +50,42 @@ func instantOf(text, source string) Instant {
 	return in
 }
 
-// parseInstant parses s; zero Time when no layout fits.
+// parseInstant parses s; zero Time when no form fits. Only the forms
+// that can fit s's shape are tried.
 func parseInstant(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) < 8 || len(s) > 64 {
 		return time.Time{}, false
 	}
-	for _, l := range dateLayouts {
-		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
-			return t, true
+	digits := 0
+	for digits < len(s) && digits < 8 && s[digits] >= '0' && s[digits] <= '9' {
+		digits++
+	}
+	var layouts []string
+	switch {
+	case digits == 4 && s[4] == '-':
+		if len(s) == len("2006-01-02") {
+			return parseDate("2006-01-02", s)
 		}
+		layouts = isoInstants[:]
+	case digits == 8:
+		if len(s) == len("20060102") {
+			return parseDate("20060102", s)
+		}
+		layouts = compactInstants[:]
+	default:
+		for _, l := range textDates {
+			if t, ok := parseDate(l, s); ok {
+				return t, true
+			}
+		}
+		layouts = textInstants[:]
 	}
 	// A lower-case t or z is allowed by RFC 3339.
-	u := strings.ToUpper(s)
-	if u[0] >= '0' && u[0] <= '9' {
-		s = u
+	if digits > 0 && strings.ContainsAny(s, "tz") {
+		s = strings.ToUpper(s)
 	}
-	for _, l := range instantLayouts {
+	for _, l := range layouts {
 		t, err := time.ParseInLocation(l, s, time.UTC)
 		if err != nil {
 			continue
@@ -77,6 +98,11 @@ func parseInstant(s string) (time.Time, bool) {
 		return t, false
 	}
 	return time.Time{}, false
+}
+
+func parseDate(layout, s string) (time.Time, bool) {
+	t, err := time.ParseInLocation(layout, s, time.UTC)
+	return t, err == nil
 }
 
 // sameInstant reports whether two instants agree: the same text, the same
