@@ -425,10 +425,11 @@ func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) s
 		c.language.addLang(ldString(l["alternateName"]), src("inLanguage.alternateName"))
 	}
 
-	for _, k := range ldList(m["keywords"]) {
-		if s, ok := k.(string); ok && len(ldList(m["keywords"])) == 1 {
-			c.keywords.addList(splitComma(ldString(s)), src("keywords"))
-		} else {
+	// Keywords in one text are separated by commas, as schema.org has it.
+	if kws := ldList(m["keywords"]); len(kws) == 1 {
+		c.keywords.addList(splitComma(ldString(kws[0])), src("keywords"))
+	} else {
+		for _, k := range kws {
 			c.keywords.add(ldString(k), src("keywords"))
 		}
 	}
