@@ -255,6 +255,10 @@ func Counts(truth, pred []string) (tp, fp, fn float64) {
 func Print(w io.Writer, results ...Result) {
 	fmt.Fprintf(w, "%-14s %7s %9s %7s %6s %9s\n", "extractor", "F1", "precision", "recall", "empty", "pages/s")
 	for _, r := range results {
+		if r.Score.Pages == 0 {
+			fmt.Fprintf(w, "%-14s %7s %9s %7s %6s %9.1f  (no ground truth)\n", r.Name, "-", "-", "-", "-", r.PagesPerSec)
+			continue
+		}
 		fmt.Fprintf(w, "%-14s %7.4f %9.4f %7.4f %6d %9.1f\n", r.Name, r.Score.F1, r.Score.Precision, r.Score.Recall, r.Score.Empty, r.PagesPerSec)
 	}
 }
