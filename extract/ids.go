@@ -1,9 +1,58 @@
 package extract
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 )
+
+// ErrNoID reports an article that states no identifier under the scheme
+// asked for.
+var ErrNoID = errors.New("extract: no identifier under that scheme")
+
+// IDConflictError reports an article whose sources state different
+// identifiers under one scheme, such as a shortlink's ?p=12 and a body
+// class postid-13. V3 stops the fetch then: nothing is deposited.
+type IDConflictError struct {
+	Scheme string
+	IDs    []Identifier // every identifier stated under Scheme
+}
+
+func (e *IDConflictError) Error() string {
+	vals := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		vals[i] = id.Value + " (" + id.Source + ")"
+	}
+	return fmt.Sprintf("extract: %s identifiers disagree: %s", e.Scheme, strings.Join(vals, ", "))
+}
+
+// ID returns the identifier a states under scheme (e.g. "wordpress"),
+// once every source that states one agrees on it: the value a crawler
+// compares with the feed's and the backlog's (V3). It returns ErrNoID when
+// no source states one, and an *IDConflictError when two differ.
+func (a *Article) ID(scheme string) (string, error) {
+	var v string
+	var all []Identifier
+	conflict := false
+	for _, id := range a.IDs {
+		if id.Scheme != scheme {
+			continue
+		}
+		all = append(all, id)
+		if v != "" && id.Value != v {
+			conflict = true
+		}
+		v = id.Value
+	}
+	switch {
+	case len(all) == 0:
+		return "", ErrNoID
+	case conflict:
+		return "", &IDConflictError{Scheme: scheme, IDs: all}
+	}
+	return v, nil
+}
 
 // The identifiers a page states for its article, each with its source
 // (V3). Besides JSON-LD identifier and @id and microdata identifier and

@@ -215,8 +215,10 @@ func TestPoliteTest_V3_OneIDEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(api.IDs) != 1 || api.IDs[0].Value != want {
-		t.Errorf("API ids %+v, want %s", api.IDs, want)
+	pageID, err1 := a.ID("wordpress")
+	apiID, err2 := api.ID("wordpress")
+	if pageID != want || apiID != want || err1 != nil || err2 != nil {
+		t.Errorf("page id %q (%v), API id %q (%v), want %s", pageID, err1, apiID, err2, want)
 	}
 	if api.Headline.Value != art.Title || api.Canonical.Value != pageURL || !api.Published.Time.Equal(art.Published) {
 		t.Errorf("API article %+v", api)
