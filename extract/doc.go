@@ -115,7 +115,9 @@
 // PropertyValue's value) and @id; microdata identifier and itemid;
 // WordPress's shortlink (?p=N), REST link (/wp-json/wp/v2/posts/N) and
 // postid-N body class; Drupal's shortlink (/node/N) and
-// data-history-node-id. A source that states two different ids states none.
+// data-history-node-id. A source that states two different ids states none;
+// [Article.ID] gives the id a scheme's sources agree on, or says they
+// differ.
 // Arc XP and Ghost pages carry no id in their markup that is theirs alone
 // (a data-post-id is as often a related story's), so none is read for
 // them; read their APIs with a [Mapping].
