@@ -1,6 +1,7 @@
 package aeb
 
 import (
+	"os"
 	"slices"
 	"testing"
 )
@@ -33,5 +34,24 @@ func TestScoring(t *testing.T) {
 	s := ScorePages(pages, map[string]string{"a": "a b c d e", "b": "", "c": "whatever"})
 	if s.Precision != 1 || s.Recall != 0.5 || s.Pages != 2 || s.Empty != 1 {
 		t.Errorf("ScorePages = %+v", s)
+	}
+}
+
+// TestAEB runs extract over the benchmark folder named by $AEB_DATA and
+// fails below the project's goal, F1 0.970; without the variable (as in CI,
+// where the data is not) it is skipped.
+func TestAEB(t *testing.T) {
+	dir := os.Getenv("AEB_DATA")
+	if dir == "" {
+		t.Skip("AEB_DATA not set")
+	}
+	pages, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Run("extract", pages, 1, Extract)
+	t.Logf("F1 %.4f, precision %.4f, recall %.4f, %d empty of %d", r.Score.F1, r.Score.Precision, r.Score.Recall, r.Score.Empty, r.Score.Pages)
+	if r.Score.F1 < 0.970 {
+		t.Errorf("F1 %.4f, under the goal of 0.970", r.Score.F1)
 	}
 }
