@@ -5,7 +5,13 @@
 //	go run ./extract/internal/aebbench -data DIR [-predictions preds.json] [-worst 20]
 //
 // -data defaults to $AEB_DATA. With -predictions it also writes the output for
-// every page in the benchmark's format, {id: {"articleBody": text}}.
+// every page in the benchmark's format, {id: {"articleBody": text}}, whether
+// the page has ground truth or not. The body's text is every block but the
+// figure captions, as the benchmark's labels have it. Pages are read and
+// decompressed before the clock starts; pages/s is parse and extraction with
+// GOMAXPROCS=1, the best of -rounds runs. -worst lists the pages with the
+// lowest F1, -exact prints the figures to 12 digits (to compare with another
+// scorer), -cpuprofile writes a CPU profile of the runs.
 package main
 
 import (
