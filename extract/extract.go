@@ -34,10 +34,11 @@ var ErrMalformed = errors.New("extract: document refused by the HTML parser")
 // Options tune [HTML]. The zero value (or a nil *Options) is the default for
 // every field.
 type Options struct {
-	// ContentType is the Content-Type header the envelope was served with; its
-	// charset parameter decides the decoding. "": the charset is sniffed from
-	// the bytes (byte-order mark, <meta charset>), and UTF-8 is assumed
-	// otherwise.
+	// ContentType is the Content-Type header the envelope was served with;
+	// its charset parameter decides the decoding of an envelope that is not
+	// valid UTF-8 (one that is, is read as UTF-8 whatever is declared). "":
+	// the charset is sniffed from the bytes (byte-order mark, <meta
+	// charset>), and windows-1252 is assumed when nothing is declared.
 	ContentType string
 	// MaxBytes caps the envelope's length. 0: DefaultMaxBytes. A longer
 	// envelope returns ErrTooLarge before any parsing.
