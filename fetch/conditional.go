@@ -92,6 +92,13 @@ func (s *MemoryStore) Len() int {
 // into a 304 for content we do not have. A ValidatorStore error makes the request
 // unconditional (it costs bandwidth, never correctness).
 //
+// What it reads from a request: its method (only GETs are made conditional)
+// and its URL (the key, see "State and keys"). What it adds: the two
+// conditional headers, on a clone, and a response body that keeps the 200's
+// validators when it is read to its end. It reads nothing any other layer
+// leaves behind; under a [Client] it sits below the Identity layer and is used
+// by Get and the Doers only, never by HTTPClient.
+//
 // The zero Conditional keeps validators in a private [MemoryStore]. Set the
 // fields before the first RoundTrip; a Conditional is safe for concurrent use.
 type Conditional struct {

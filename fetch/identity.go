@@ -14,6 +14,12 @@ import (
 // copied credential — is dropped, and the request is never marked
 // "Connection: close". Layers below ([Conditional]) may add conditional headers.
 //
+// What it reads from a request: its URL's host (is it one of the credential's
+// hosts?), its If-None-Match and If-Modified-Since, and, under a [Client], the
+// Accept, Referer and Source credential that the Get or Doer was given. What it
+// adds: a header made of those and nothing else, on a shallow copy (the
+// caller's request and header are never modified).
+//
 // The zero Identity sends DefaultAccept and an empty User-Agent, which Go's
 // transport would replace with its own: always set UserAgent. Set the fields before
 // the first RoundTrip; an Identity is safe for concurrent use.
