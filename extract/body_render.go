@@ -141,7 +141,12 @@ func (r *renderer) text(s string) {
 	}
 }
 
+// newline breaks the running text at a <br>; two in a row end the paragraph.
 func (r *renderer) newline() {
+	if b := r.inline.String(); b != "" && b[len(b)-1] == '\n' {
+		r.flush()
+		return
+	}
 	if r.inline.Len() > 0 {
 		r.inline.WriteByte('\n')
 	}
