@@ -11,6 +11,7 @@ require (
 	github.com/nlnwa/gowarc/v3 v3.1.0
 	github.com/temoto/robotstxt v1.1.2
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0

@@ -37,9 +37,16 @@ func main() {
 const usage = `usage: politecrawl <command> [flags]
 
 commands:
-  demo    serve a simulated web of publishers, crawl it politely, print the audit
+  demo           serve a simulated web of publishers, crawl it politely, print the audit
+  crawl          crawl the sources of a configuration (until Ctrl-C, or one pass with -once)
+  explain        say whether a URL may be read now, and why
+  verify         re-check every deposit's proof of fetch offline
+  report         what the crawl did, per source and per host
+  export         deposits as JSON Lines or WARC
+  sources check  validate a configuration and print each source's effective policy
 
-run "politecrawl demo -h" for the demo's flags
+run "politecrawl <command> -h" for a command's flags; the configuration is
+described in docs/config.md
 `
 
 // errImpolite is returned when the auditor found violations.
@@ -53,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
+	case "sources":
+		return runSources(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+)
+
+// minimalConfig is a valid configuration; tests change one line of it.
+const minimalConfig = `crawler:
+  name: TestBot
+  version: "1"
+  info_url: https://bot.example/about
+  contact: bot@bot.example
+policy:
+  preset: strict-news
+sources:
+  - id: s1
+    name: Source One
+    trigger:
+      feeds: [https://news-1.example/feed.xml]
+    admitted: [news-1.example]
+    interval: 15m
+    active: true
+    full_text: true
+`
+
+func TestConfig_Minimal(t *testing.T) {
+	t.Parallel()
+	c, err := ParseConfig("dir/c.yaml", []byte(minimalConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.StorePath(); got != "dir/c.db" {
+		t.Errorf("store %q, want dir/c.db beside the config", got)
+	}
+	s := c.Sources[0]
+	if s.Policy.Preset != crawl.StrictNews || time.Duration(s.Interval) != 15*time.Minute || !s.FullText || !s.Active {
+		t.Errorf("source %+v", s)
+	}
+	fp, err := c.FetchPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ua := fp.UserAgent(); ua != "TestBot/1 (+https://bot.example/about; bot@bot.example)" {
+		t.Errorf("user agent %q", ua)
+	}
+}
+
+// Every error names the file, the line and the key (issue 15).
+func TestConfig_ErrorsNameFileLineKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"unknown key", "    active: true\n", "    active: true\n    actve: true\n", "c.yaml:16: sources[0].actve: unknown key"},
+		{"unknown top key", "policy:\n", "polcy:\n", "c.yaml:6: polcy: unknown key"},
+		{"bad duration", "interval: 15m", "interval: 15 minutes", `c.yaml:14: sources[0].interval: "15 minutes"`},
+		{"interval too short", "interval: 15m", "interval: 5m", "c.yaml:14: sources[0].interval: 5m0s is shorter than 15m0s"},
+		{"http feed", "https://news-1.example/feed.xml", "http://news-1.example/feed.xml", "c.yaml:12: sources[0].trigger.feeds[0]:"},
+		{"host not admitted", "admitted: [news-1.example]", "admitted: [other.example]", "c.yaml:12: sources[0].trigger.feeds[0]:"},
+		{"bad bool", "full_text: true", "full_text: maybe", `c.yaml:16: sources[0].full_text: "maybe": true or false`},
+		{"no identity", "  name: TestBot\n", "", "c.yaml:2: crawler.name: required"},
+		{"unknown preset", "preset: strict-news", "preset: rude", `c.yaml:7: policy.preset: unknown preset "rude"`},
+		{"faster interval", "preset: strict-news", "preset: strict-news\n  interval: 500ms", "c.yaml:8: policy.interval: 500ms is shorter"},
+		{"longer robots ttl", "preset: strict-news", "preset: strict-news\n  robots_ttl: 2h", "c.yaml:8: policy.robots_ttl: 2h0m0s: from 1m to the preset's 1h0m0s"},
+		{"other preset", "    active: true\n", "    active: true\n    policy: {preset: vault}\n", `c.yaml:16: sources[0].policy.preset: "vault" differs`},
+		{"alias", "  name: TestBot", "  name: &n TestBot", "anchors and aliases are not supported"},
+		{"twice", "    active: true\n", "    active: true\n    active: false\n", "c.yaml:16: sources[0].active: given twice"},
+		{"max reads", "policy:\n", "crawl:\n  max_reads: 5\npolicy:\n", "c.yaml:7: crawl.max_reads: 5: 1 to 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(minimalConfig, tc.old, tc.new, 1)
+			if text == minimalConfig {
+				t.Fatalf("the test's edit does not apply")
+			}
+			_, err := ParseConfig("c.yaml", []byte(text))
+			if err == nil {
+				t.Fatalf("accepted")
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("%v does not match ErrConfig", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A credential is given by reference only: an inline one is refused, and
+// the refusal does not repeat it (V2, V9b).
+func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
+	t.Parallel()
+	cms := strings.Replace(minimalConfig, "    full_text: true\n", `    full_text: true
+    read:
+      method: cms-api
+      url: https://news-1.example/api/{id}
+      credential: {header: Authorization, value: "Bearer s3cret-token"}
+`, 1)
+	_, err := ParseConfig("c.yaml", []byte(cms))
+	if err == nil {
+		t.Fatal("an inline credential was accepted")
+	}
+	if !strings.Contains(err.Error(), "sources[0].read.credential.value: an inline credential is refused") {
+		t.Errorf("error %q", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("the error repeats the secret: %q", err)
+	}
+	ok := strings.Replace(cms, `"Bearer s3cret-token"`, "env:CMS_TOKEN", 1)
+	if _, err := ParseConfig("c.yaml", []byte(ok)); err != nil {
+		t.Errorf("a reference was refused: %v", err)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(minimalConfig))
+	for _, name := range []string{"strict-news", "digest", "vault"} {
+		if b, err := os.ReadFile(readyConfig(name)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("a: &x [*x, *x]"))
+	f.Add([]byte("sources: [{id: 1}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig("f.yaml", b)
+		if err == nil && len(c.Sources) == 0 {
+			t.Fatal("a config without sources was accepted")
+		}
+	})
+}
