@@ -48,15 +48,21 @@ func (p *pageScan) readMicrodata(c *cands) {
 			for _, prop := range props {
 				switch prop {
 				case "author", "creator":
-					if v := itemName(n); v != "" && len(authors) < maxAuthors {
-						authors = append(authors, v)
+					if len(authors) < maxAuthors {
+						if v := itemName(n); v != "" {
+							authors = append(authors, v)
+						}
 					}
 				case "publisher":
 					c.publisher.add(itemName(n), src(prop))
 				}
 				if scoped {
-					if prop == "image" {
+					switch prop {
+					case "image":
 						c.image.add(p.resolve(itemNested(n, "url", "contentUrl")), src("image.url"))
+					case "mainEntityOfPage":
+						// <meta itemscope itemprop=mainEntityOfPage itemid=URL>
+						c.canonicalOG.add(p.resolve(attrOf(n, "itemid")), src("mainEntityOfPage[itemid]"))
 					}
 					continue
 				}
