@@ -54,3 +54,35 @@ func Example() {
 	// news.example TLS 1.3
 	// refused: robots true
 }
+
+// Why a URL may or may not be read now, without reading it: robots.txt's rule
+// and its line, and the URL as it would be requested.
+func ExampleClient_Explain() {
+	web, err := politetest.Start()
+	if err != nil {
+		panic(err)
+	}
+	defer web.Close()
+	site := web.Site("news.example")
+	site.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private/\n"})
+
+	pol := fetch.StrictNews()
+	pol.Name, pol.Version, pol.InfoURL = "ExampleBot", "1.0", "https://crawler.example/about"
+	c, err := fetch.New(pol,
+		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	e, err := c.Explain(context.Background(), site.URL("/private/draft?utm_source=mail"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(e.Allowed, e.Refusal.Reason, e.URL)
+	fmt.Printf("%s (line %d, group %q)\n", e.Robots.Rule, e.Robots.Line, e.Robots.Group)
+	// Output:
+	// false robots https://news.example/private/draft
+	// Disallow: /private/ (line 2, group "*")
+}
