@@ -55,36 +55,38 @@ func (e *MappingError) Unwrap() error { return ErrMapping }
 // Authors, Keywords and ID take them all. The zero Mapping is valid and
 // reads nothing.
 //
-// A Mapping is a value; it is safe for concurrent use.
+// A Mapping is a value; it is safe for concurrent use. Its fields have
+// JSON and YAML names (headline, body_format, id_scheme, zoneless_utc, …) so a source's
+// configuration can declare it.
 type Mapping struct {
-	Headline    string
-	Description string
+	Headline    string `json:"headline,omitempty" yaml:"headline,omitempty"`
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
 	// Body is the article's text; BodyFormat says how it is written:
 	// "html" (or ""), an HTML fragment rendered as blocks, or "text",
 	// paragraphs separated by blank lines.
-	Body          string
-	BodyFormat    string
-	Authors       string // names, e.g. "authors[].name"
-	Published     string
-	Modified      string
-	Section       string
-	Canonical     string // an absolute URL as the API gives it
-	Language      string
-	Keywords      string // each value one keyword, e.g. "tags[].name"
-	Publisher     string
-	Image         string // the share image's URL
-	TranslationOf string // the original's URL or id
+	Body          string `json:"body,omitempty" yaml:"body,omitempty"`
+	BodyFormat    string `json:"body_format,omitempty" yaml:"body_format,omitempty"`
+	Authors       string `json:"authors,omitempty" yaml:"authors,omitempty"` // names, e.g. "authors[].name"
+	Published     string `json:"published,omitempty" yaml:"published,omitempty"`
+	Modified      string `json:"modified,omitempty" yaml:"modified,omitempty"`
+	Section       string `json:"section,omitempty" yaml:"section,omitempty"`
+	Canonical     string `json:"canonical,omitempty" yaml:"canonical,omitempty"` // an absolute URL as the API gives it
+	Language      string `json:"language,omitempty" yaml:"language,omitempty"`
+	Keywords      string `json:"keywords,omitempty" yaml:"keywords,omitempty"` // each value one keyword, e.g. "tags[].name"
+	Publisher     string `json:"publisher,omitempty" yaml:"publisher,omitempty"`
+	Image         string `json:"image,omitempty" yaml:"image,omitempty"`                   // the share image's URL
+	TranslationOf string `json:"translation_of,omitempty" yaml:"translation_of,omitempty"` // the original's URL or id
 	// ID is the CMS's identifier for the article; IDScheme names the CMS
 	// in the Identifier ("": "cms").
-	ID       string
-	IDScheme string
+	ID       string `json:"id,omitempty" yaml:"id,omitempty"`
+	IDScheme string `json:"id_scheme,omitempty" yaml:"id_scheme,omitempty"`
 	// AccessibleForFree is a boolean (true, false, "true" or "false"):
 	// false makes the article Gated, true Free.
-	AccessibleForFree string
+	AccessibleForFree string `json:"accessible_for_free,omitempty" yaml:"accessible_for_free,omitempty"`
 	// ZonelessUTC says that the API writes its times in UTC without an
 	// offset (as WordPress's date_gmt): such a time is then read as UTC.
 	// false: a time without an offset keeps only its text.
-	ZonelessUTC bool
+	ZonelessUTC bool `json:"zoneless_utc,omitempty" yaml:"zoneless_utc,omitempty"`
 }
 
 // jsonPath is a compiled Mapping path.

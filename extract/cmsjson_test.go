@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -206,4 +207,21 @@ func ExampleMapping_Extract() {
 	// 2026-01-02T06:00:00Z
 	// arc ABC123
 	// false
+}
+
+// TestMapping_Declared: a source's configuration declares a Mapping by its
+// fields' JSON names.
+func TestMapping_Declared(t *testing.T) {
+	t.Parallel()
+	var m Mapping
+	conf := `{"headline":"data.attributes.title","body":"data.attributes.body.value","body_format":"html",
+		"authors":"included[].attributes.display_name","id":"data.id","id_scheme":"drupal","zoneless_utc":true}`
+	if err := json.Unmarshal([]byte(conf), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := Mapping{Headline: "data.attributes.title", Body: "data.attributes.body.value", BodyFormat: "html",
+		Authors: "included[].attributes.display_name", ID: "data.id", IDScheme: "drupal", ZonelessUTC: true}
+	if m != want {
+		t.Errorf("decoded %+v, want %+v", m, want)
+	}
 }
