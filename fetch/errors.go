@@ -339,7 +339,17 @@ type namedError struct {
 	err      error
 }
 
-func (e *namedError) Error() string   { return e.sentinel.Error() + " (" + causeText(e.err) + ")" }
+func (e *namedError) Error() string {
+	cause := causeText(e.err)
+	if rest, ok := strings.CutPrefix(cause, unprefixed(e.sentinel)); ok {
+		cause = strings.TrimLeft(rest, ": ") // the cause's own words for the sentinel's, once
+	}
+	if cause == "" {
+		return e.sentinel.Error()
+	}
+	return e.sentinel.Error() + " (" + cause + ")"
+}
+
 func (e *namedError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
 // errNotInTime names a body whose decoding the Get's deadline (or its
