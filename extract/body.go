@@ -254,7 +254,7 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	}
 	s.weight = classWeight(n)
 	// A paragraph of prose credits its container and, less, the ones above.
-	if isProse(n, block) && inline >= minProse {
+	if isProse(n) && inline >= minProse {
 		v := 1 + float64(commas) + min(float64(inline)/100, 3)
 		if n.DataAtom == atom.P || n.DataAtom == atom.Pre || n.DataAtom == atom.Blockquote || n.DataAtom == atom.Td {
 			d.credit(len(d.path)-1, v)
@@ -301,7 +301,7 @@ func (d *detector) credit(at int, v float64) {
 
 // isProse reports whether n holds running text of its own: a paragraph-like
 // element, or a container whose text sits directly in it.
-func isProse(n *html.Node, block bool) bool {
+func isProse(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.P, atom.Pre, atom.Blockquote, atom.Td, atom.Div, atom.Section, atom.Article, atom.Main, atom.Span, atom.Font, atom.Center, atom.Dd:
 		return true
