@@ -159,9 +159,21 @@ func dialPlain(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *
 	return tc, nil
 }
 
-// Close closes the connection, then gives its slot back: only once the old
-// connection is closed may the next one to its host be dialled.
+// goodbyeWait bounds how long Close waits for a write in flight to end before
+// it says goodbye.
+const goodbyeWait = 250 * time.Millisecond
+
+// Close says goodbye (TLS close_notify), closes the connection, then gives its
+// slot back: only once the old connection is closed may the next one to its
+// host be dialled. crypto/tls skips the goodbye when a write is in flight (as
+// when net/http closes the connection of a cancelled request); Close waits
+// for that write instead, goodbyeWait at most, so that the server always
+// learns of the close from our goodbye, not from a bare FIN it may read late.
 func (c *tracedConn) Close() error {
+	if c.tls != nil && !c.closed.Load() {
+		_ = c.tls.SetWriteDeadline(time.Now().Add(goodbyeWait))
+		_ = c.tls.CloseWrite()
+	}
 	err := c.Conn.Close()
 	if c.slots != nil && c.closed.CompareAndSwap(false, true) {
 		c.slots.release(c.addr)
