@@ -80,6 +80,27 @@ func (p *pageScan) scan(n *html.Node, inScope bool) {
 
 // element notes what n states; it reports whether n is an itemscope.
 func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
+	// One pass over the attributes for what any element may carry.
+	var itemprop, itemtype, rel string
+	for _, at := range n.Attr {
+		if at.Namespace != "" {
+			continue
+		}
+		switch at.Key {
+		case "itemscope":
+			scoped = true
+		case "itemprop":
+			itemprop = at.Val
+		case "itemtype":
+			itemtype = at.Val
+		case "rel":
+			rel = at.Val
+		case "data-history-node-id":
+			if len(p.drupalNodes) < maxLinkTags {
+				p.drupalNodes = append(p.drupalNodes, strings.TrimSpace(at.Val))
+			}
+		}
+	}
 	switch n.DataAtom {
 	case atom.Html:
 		if p.htmlLang == "" {
@@ -96,19 +117,24 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 		if len(p.metas) < maxMetaTags {
 			for _, k := range [...]string{"property", "name", "http-equiv"} {
 				if v, ok := attrOK(n, k); ok && v != "" {
-					p.metas = append(p.metas, metaTag{attr: k, key: strings.ToLower(strings.TrimSpace(v)), content: collapse(attrOf(n, "content"))})
+					if key := strings.ToLower(strings.TrimSpace(v)); isMetaKey(key) {
+						p.metas = append(p.metas, metaTag{attr: k, key: key, content: collapse(attrOf(n, "content"))})
+					}
 					break
 				}
 			}
 		}
 	case atom.Link, atom.A:
-		rel := attrOf(n, "rel")
 		if rel == "" || len(p.links) >= maxLinkTags {
 			break
 		}
-		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), anchor: n.DataAtom == atom.A}
-		if l.anchor {
-			// Of an <a>, only a byline or a translation relation is read.
+		anchor := n.DataAtom == atom.A
+		// Of an <a>, only a byline or a translation relation is read.
+		if anchor && !hasFold(rel, "author") && !hasFold(rel, "translation-of") {
+			break
+		}
+		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), anchor: anchor}
+		if anchor {
 			if !hasRel(l.rel, "author") && !hasRel(l.rel, "translation-of") {
 				break
 			}
@@ -133,25 +159,6 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 			p.ldTexts = append(p.ldTexts, b.String())
 		}
 	}
-	// One pass over the attributes for what any element may carry.
-	var itemprop, itemtype string
-	for _, at := range n.Attr {
-		if at.Namespace != "" {
-			continue
-		}
-		switch at.Key {
-		case "itemscope":
-			scoped = true
-		case "itemprop":
-			itemprop = at.Val
-		case "itemtype":
-			itemtype = at.Val
-		case "data-history-node-id":
-			if len(p.drupalNodes) < maxLinkTags {
-				p.drupalNodes = append(p.drupalNodes, strings.TrimSpace(at.Val))
-			}
-		}
-	}
 	// An itemscope that is no item's property is an item of its own,
 	// wherever it sits (a NewsArticle inside a WebPage's element); one
 	// that is a property is the article only as a mainEntity.
@@ -165,6 +172,39 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 		p.itemAuthors = append(p.itemAuthors, n)
 	}
 	return scoped
+}
+
+// isMetaKey reports whether a meta tag's name or property is one the
+// readers use, so others (viewport, robots, verification tokens) are not
+// kept.
+func isMetaKey(k string) bool {
+	switch {
+	case strings.HasPrefix(k, "og:"), strings.HasPrefix(k, "article:"), strings.HasPrefix(k, "twitter:"),
+		strings.HasPrefix(k, "dc."), strings.HasPrefix(k, "dcterms."):
+		return true
+	}
+	switch k {
+	case "title", "description", "author", "keywords", "news_keywords", "date", "pubdate", "publish-date",
+		"publish_date", "publication_date", "language", "content-language":
+		return true
+	}
+	return false
+}
+
+// hasFold reports whether s may contain sub (lower-case letters and '-')
+// in any case: a cheap filter before an exact test, which a few other
+// bytes also pass.
+func hasFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Caps on what one page may contribute, so hostile markup costs bounded
