@@ -345,7 +345,7 @@ func ldBool(v any) (value, ok bool) {
 
 // readLD adds the values the page's JSON-LD Article states.
 func (p *pageScan) readLD(c *cands) {
-	if len(p.ldTexts) == 0 {
+	if !mayHoldArticle(p.ldTexts) {
 		return
 	}
 	d := parseLD(p.ldTexts)
@@ -368,6 +368,21 @@ func (p *pageScan) readLD(c *cands) {
 		return
 	}
 	d.readArticle(m, typ, p.resolve, c)
+}
+
+// mayHoldArticle reports whether any script names an Article type or
+// states access: every type isArticleType accepts contains "Article",
+// "Posting" or "Report". Pages whose JSON-LD is only a breadcrumb or an
+// organisation skip decoding it.
+func mayHoldArticle(texts []string) bool {
+	for _, t := range texts {
+		for _, w := range [...]string{"Article", "Posting", "Report", "isAccessibleForFree"} {
+			if strings.Contains(t, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readArticle adds the values of an Article node m of type typ.
