@@ -62,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runDemo(args[1:], stdout, stderr)
 	case "sources":
 		return runSources(args[1:], stdout, stderr)
+	case "crawl":
+		return runCrawl(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

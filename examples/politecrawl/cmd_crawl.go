@@ -1,0 +1,232 @@
+package main
+
+// politecrawl crawl -config FILE [-store FILE] [-once]: the crawler an
+// operator leaves running. Ctrl-C (SIGINT) or SIGTERM ends it cleanly: the
+// crawler's context ends, in-flight reads finish or are abandoned, and what
+// was settled stays in the store.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/store/sqlite"
+)
+
+// logFlags are the logging flags every long-running command shares.
+type logFlags struct {
+	format string
+	level  string
+}
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.format, "log-format", "text", `log lines as "text" or "json" (slog)`)
+	fs.StringVar(&l.level, "log-level", "info", `"debug", "info", "warn" or "error"`)
+}
+
+func (l *logFlags) check() error {
+	if l.format != "text" && l.format != "json" {
+		return fmt.Errorf("-log-format must be text or json, not %q", l.format)
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
+		return fmt.Errorf("-log-level must be debug, info, warn or error, not %q", l.level)
+	}
+	return nil
+}
+
+// handler returns the slog handler writing to w.
+func (l *logFlags) handler(w io.Writer) slog.Handler {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(l.level))
+	o := &slog.HandlerOptions{Level: lv}
+	if l.format == "json" {
+		return slog.NewJSONHandler(w, o)
+	}
+	return slog.NewTextHandler(w, o)
+}
+
+func runCrawl(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "the configuration file (required)")
+	storePath := fs.String("store", "", "the SQLite state file (default: the config's store.path, else the config's name with .db, beside it)")
+	once := fs.Bool("once", false, "one pass of every active source, then exit")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address, e.g. :9090 (default: none)")
+	live := fs.String("live", "auto", `the live status line: "auto" (on a terminal only), "on" or "off"`)
+	var nf netFlags
+	nf.register(fs)
+	var lf logFlags
+	lf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("crawl: unexpected arguments %q", fs.Args())
+	}
+	if *configPath == "" {
+		return errors.New("crawl: -config FILE is required")
+	}
+	if *live != "auto" && *live != "on" && *live != "off" {
+		return fmt.Errorf("crawl: -live must be auto, on or off, not %q", *live)
+	}
+	if *metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(*metricsAddr); err != nil {
+			return fmt.Errorf("crawl: -metrics %q: want host:port or :port, such as :9090", *metricsAddr)
+		}
+	}
+	for _, check := range []func() error{nf.check, lf.check} {
+		if err := check(); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+	}
+	cfg, err := LoadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	fp, err := cfg.FetchPolicy()
+	if err != nil {
+		return err
+	}
+	if *storePath == "" {
+		*storePath = cfg.StorePath()
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, err := sqlite.Open(ctx, *storePath, nil)
+	if err != nil {
+		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
+	}
+	defer db.Close()
+	state, deposits, durable, err := crawlStores(db)
+	if err != nil {
+		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
+	}
+
+	// What the operator sees: a live line on a terminal, else log lines.
+	liveOn := *live == "on" || (*live == "auto" && isTerminalWriter(stderr))
+	var logger *slog.Logger
+	if liveOn {
+		// The live line owns the terminal: only warnings and errors are logged.
+		logger = slog.New(quiet{lf.handler(stderr)})
+	} else {
+		logger = slog.New(lf.handler(stderr))
+	}
+	if !durable {
+		logger.Warn("this store keeps the fetch state (ledger, robots.txt, validators, pacing) but not yet the crawl state and deposits: they last as long as this process; set outputs.jsonl to keep the deposits", "store", *storePath)
+	}
+	obs := newObserver(fp.Interval, nil)
+	if *metricsAddr != "" {
+		obs.m = newPromMetrics()
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("crawl: -metrics %s: %w", *metricsAddr, err)
+		}
+		srv := &http.Server{Handler: obs.handler(), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		logger.Info("metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+	}
+
+	opts, err := nf.fetchOptions()
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	opts = append(opts,
+		fetch.WithLedgerStore(db.Ledger()),
+		fetch.WithValidatorStore(db.Validators()),
+		fetch.WithRobotsStore(db.Robots()),
+		fetch.WithSchedule(db.Schedule()),
+		fetch.WithLedgerEvents(obs.ledgerEvent),
+		// The client's per-read records feed the counters; they reach the
+		// log only at -log-level debug.
+		fetch.WithLogger(slog.New(&logHandler{o: obs, next: logger.Handler()})),
+	)
+	client, err := fetch.New(fp, opts...)
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	defer client.Close()
+
+	if out := cfg.JSONLPath(); out != "" {
+		jw, err := openJSONLOutput(out, deposits)
+		if err != nil {
+			return fmt.Errorf("crawl: outputs.jsonl: %w", err)
+		}
+		defer jw.Close()
+		deposits = jw
+	}
+
+	c := &crawl.Crawler{
+		Client:          client,
+		Sources:         cfg.Sources,
+		State:           state,
+		Deposits:        deposits,
+		BacklogInterval: time.Duration(cfg.Crawl.BacklogInterval),
+		RefreshGuard:    time.Duration(cfg.Crawl.RefreshGuard),
+		MaxReads:        cfg.Crawl.MaxReads,
+		MaxFailures:     cfg.Crawl.MaxFailures,
+		OnEvent:         obs.crawlEvent,
+		Logger:          logger,
+	}
+
+	start := time.Now()
+	logger.Info("crawl starting", "config", cfg.Path(), "store", *storePath, "sources", len(cfg.Sources),
+		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
+	liveCtx, endLive := context.WithCancel(context.Background())
+	liveDone := make(chan struct{})
+	if liveOn {
+		go func() { defer close(liveDone); runLive(liveCtx, stderr, obs, start) }()
+	} else {
+		close(liveDone)
+	}
+	if *once {
+		_, err = c.RunOnce(ctx)
+	} else {
+		err = c.Run(ctx)
+	}
+	endLive()
+	<-liveDone
+	interrupted := ctx.Err() != nil
+	if errors.Is(err, context.Canceled) && interrupted {
+		err = nil
+	}
+	s := obs.snapshot()
+	logger.Info("crawl ended", "interrupted", interrupted, "elapsed", time.Since(start).Round(time.Millisecond).String(),
+		"requests", s.Requests, "deposited", s.Deposited, "excerpts", s.Excerpted, "failed", s.Failed,
+		"refused", s.Refused, "not_modified", s.NotModified, "cooling", s.Cooling, "suspended", s.Suspended)
+	fmt.Fprintf(stdout, "crawl: %d reads, %d deposited, %d excerpts, %d failed, %d refused, %d answered 304; %d hosts cooling down, %d suspended\n",
+		s.Requests, s.Deposited, s.Excerpted, s.Failed, s.Refused, s.NotModified, s.Cooling, s.Suspended)
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	return nil
+}
+
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// quiet passes on warnings and errors only.
+type quiet struct{ slog.Handler }
+
+func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}
+func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }
+func (q quiet) WithGroup(n string) slog.Handler       { return quiet{q.Handler.WithGroup(n)} }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// simWeb is a politetest web for the CLI, with the test flags that reach it.
+type simWeb struct {
+	web   *politetest.Web
+	flags []string // -connect-to, -ca, -admit-private
+}
+
+// newSimWeb starts a web of hosts sites named news-1.example … with
+// articles articles each, all well behaved.
+func newSimWeb(t *testing.T, hosts, articles int) *simWeb {
+	t.Helper()
+	web, _ := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: hosts, ArticlesPerHost: articles, Seed: 1})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &simWeb{web: web, flags: []string{"-connect-to", web.Addr(), "-ca", ca, "-admit-private", "127.0.0.0/8"}}
+}
+
+// auditPolicy is what the auditor holds each preset's crawl to.
+func auditPolicy(preset string) politetest.Policy {
+	p := politetest.Policy{HTTPSOnly: true, Slack: 5 * time.Millisecond}
+	switch preset {
+	case "strict-news":
+		p.Interval, p.StrictRobots = time.Second, true
+		p.UserAgent = regexp.MustCompile(`^ARCEL-DailyDose-Bot/1 \(\+https://arcel\.example/for-publishers/our-crawler\)$`)
+	case "digest":
+		p.Interval = 2 * time.Second
+		p.UserAgent = regexp.MustCompile(`^NewsElsBot/1\.0 \(\+https://news\.elsastry\.com/bot; bot@news\.elsastry\.com\)$`)
+	case "vault":
+		p.Interval = time.Second
+		p.AllowedHeaders = []string{"User-Agent", "Accept", "Accept-Encoding"}
+		p.UserAgent = regexp.MustCompile(`^EigerVaultTrialConnector/1 \(\+https://eigervault\.ch; contact@eigervault\.ch\)$`)
+	}
+	return p
+}
+
+// summaryRE reads crawl's last line.
+var summaryRE = regexp.MustCompile(`crawl: (\d+) reads, (\d+) deposited, (\d+) excerpts, (\d+) failed, (\d+) refused`)
+
+// crawl -once of each ready config, as shipped, against a simulated web
+// holding its sources' hosts: zero auditor violations and the deposits its
+// document expects. Strict news: the licensed source's articles in full,
+// the other's as excerpts (S5, S6); digest: summaries only, the feed's
+// (D6); vault: every article in full through its read method, and the
+// inactive source never asked (V2, V13).
+func TestCrawlOnce_ReadyConfigs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		preset              string
+		deposited, excerpts string
+	}{
+		{"strict-news", "2", "2"},
+		{"digest", "0", "4"},
+		{"vault", "4", "0"},
+	} {
+		t.Run(tc.preset, func(t *testing.T) {
+			t.Parallel()
+			sw := newSimWeb(t, 3, 2)
+			store := filepath.Join(t.TempDir(), "crawl.db")
+			args := append([]string{"crawl", "-config", readyConfig(tc.preset), "-store", store, "-once"}, sw.flags...)
+			r := politecrawl(t, nil, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			m := summaryRE.FindStringSubmatch(r.stdout)
+			if m == nil {
+				t.Fatalf("no summary in %q", r.stdout)
+			}
+			if m[2] != tc.deposited || m[3] != tc.excerpts {
+				t.Errorf("deposited %s, excerpts %s; want %s and %s\n%s", m[2], m[3], tc.deposited, tc.excerpts, r.stderr)
+			}
+			if rep := sw.web.Audit(auditPolicy(tc.preset)); !rep.OK() {
+				t.Errorf("auditor:\n%s", rep)
+			}
+			for _, q := range sw.web.Requests() {
+				if strings.HasPrefix(q.Host, "news-3.") {
+					t.Errorf("V13: a request to the inactive source's host: %s %s", q.Host, q.Path)
+				}
+			}
+			if !strings.Contains(r.stderr, "crawl ended") {
+				t.Errorf("not a TTY: plain log lines expected, got:\n%s", r.stderr)
+			}
+		})
+	}
+}
