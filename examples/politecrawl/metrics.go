@@ -229,12 +229,12 @@ func (o *observer) trim(now time.Time) {
 
 // snapshot is the tallies at one instant, for the live view and the summary.
 type snapshot struct {
-	Requests, Wire, Saved, NotModified         int64
-	Deposited, Excerpted, Failed, Refused      int64
-	Excluded, Passes                           int64
-	InPass, Cooling, Suspended, ActiveHosts    int
-	Rate, Bound                                float64 // requests per second now, and the politeness bound for the hosts active
-	Refusals                                   map[string]int64
+	Requests, Wire, Saved, NotModified      int64
+	Deposited, Excerpted, Failed, Refused   int64
+	Excluded, Passes                        int64
+	InPass, Cooling, Suspended, ActiveHosts int
+	Rate, Bound                             float64 // requests per second now, and the politeness bound for the hosts active
+	Refusals                                map[string]int64
 }
 
 func (o *observer) snapshot() snapshot {
