@@ -53,8 +53,10 @@
 //     mainEntityOfPage is the page's URL or its canonical, else the first
 //     that names no page, else none (every one names another page: the
 //     page lists others' articles);
-//  2. OpenGraph (og:*) and its article:* properties;
-//  3. Twitter cards (twitter:*);
+//  2. OpenGraph (og:*) and its article:* properties (an article:author
+//     or article:publisher that is a URL is a profile page, not a name);
+//  3. Twitter cards (twitter:title, twitter:description, twitter:image; a
+//     twitter:creator is an account, not a name);
 //  4. plain meta names (title, description, author, keywords,
 //     news_keywords, date, language);
 //  5. Dublin Core (DC.* and dcterms.*);
