@@ -23,11 +23,11 @@ type Clock = clock.Clock
 
 // Defaults of a Crawler's zero fields.
 const (
-	DefaultBacklogInterval = 24 * time.Hour  // V7
-	DefaultRefreshGuard    = 5 * time.Minute // S2
+	DefaultBacklogInterval = 24 * time.Hour
+	DefaultRefreshGuard    = 5 * time.Minute
 	DefaultLeaseTTL        = 10 * time.Minute
-	DefaultMaxReads        = 3  // reads of one article per pass (V12)
-	DefaultMaxFailures     = 10 // consecutive deposit failures that stop a pass (V12)
+	DefaultMaxReads        = 3  // reads of one article per pass
+	DefaultMaxFailures     = 10 // consecutive deposit failures that stop a pass
 	DefaultHostQueue       = 1000
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
@@ -41,7 +41,7 @@ var (
 	ErrRefreshDeclined = errors.New("crawl: refresh declined")
 )
 
-// RefreshError says why a Refresh was declined (S2) and when the source's
+// RefreshError says why a Refresh was declined and when the source's
 // trigger is next read. It matches ErrRefreshDeclined.
 type RefreshError struct {
 	Source string
@@ -67,12 +67,12 @@ func (e *RefreshError) Is(target error) bool { return target == ErrRefreshDeclin
 //
 // Work on one source happens in a pass ([Crawler.Pass]), under the source's
 // lease in State, so no two passes of one source run at once, even in
-// several processes sharing State (V7). Within a pass, articles are queued
+// several processes sharing State. Within a pass, articles are queued
 // per host (at most HostQueue each; the rest wait for the next pass), each
 // host read by its own goroutine, so a slow, cooling or suspended host
 // never holds up the others; what is read flows through bounded queues to
 // the extractors and then to one depositor, so a slow extractor or store
-// holds the readers back instead of growing memory (D7).
+// holds the readers back instead of growing memory.
 //
 // A Crawler is safe for concurrent use. Do not change its fields after the
 // first call; sources change through Deactivate and Withdraw. It owns no
@@ -99,16 +99,16 @@ type Crawler struct {
 	// DefaultBacklogInterval.
 	BacklogInterval time.Duration
 	// RefreshGuard is how long after a trigger read a Refresh is declined
-	// (S2). 0: DefaultRefreshGuard.
+	//. 0: DefaultRefreshGuard.
 	RefreshGuard time.Duration
 	// LeaseTTL is a pass lease's lifetime, renewed every third of it while
 	// the pass runs. 0: DefaultLeaseTTL.
 	LeaseTTL time.Duration
-	// MaxReads bounds the reads of one article in one pass (V12). 0:
+	// MaxReads bounds the reads of one article in one pass. 0:
 	// DefaultMaxReads.
 	MaxReads int
 	// MaxFailures is how many consecutive deposit failures stop a pass
-	// (V12). 0: DefaultMaxFailures.
+	//. 0: DefaultMaxFailures.
 	MaxFailures int
 	// HostQueue bounds the articles of one host queued in one pass. 0:
 	// DefaultHostQueue.
@@ -221,7 +221,7 @@ func (c *Crawler) StateStore() State {
 
 // Deactivate marks the source inactive: it is never fetched again, a pass
 // of it under way stops before its next request, and what it deposited
-// stays as it is (V13).
+// stays as it is.
 func (c *Crawler) Deactivate(id string) error {
 	if err := c.init(); err != nil {
 		return err
@@ -240,7 +240,7 @@ func (c *Crawler) Deactivate(id string) error {
 }
 
 // Withdraw deactivates the source and removes what was kept of it: its
-// deposits and its state (S8). It returns how many deposits it removed.
+// deposits and its state. It returns how many deposits it removed.
 func (c *Crawler) Withdraw(ctx context.Context, id string) (int, error) {
 	if err := c.Deactivate(id); err != nil {
 		return 0, err
@@ -254,10 +254,13 @@ func (c *Crawler) Withdraw(ctx context.Context, id string) (int, error) {
 }
 
 // Refresh reads the source's trigger now and runs a pass over what it
-// announces, as an operator may ask (S2) — unless the trigger was read
+// announces, as an operator may ask — unless the trigger was read
 // within RefreshGuard, or the site asked us to slow down or refused us at
-// its last read: then the source is left alone until its next scheduled
-// read, and Refresh returns a *RefreshError saying so, having sent nothing.
+// its last read, or the chain would refuse the trigger now (a cool-down, a
+// suspension, robots.txt; asked of Client.Explain): then the source is left
+// alone until its next scheduled read, and Refresh returns a *RefreshError
+// saying so, having sent nothing but, at most, the robots.txt fetch a read
+// would have made first.
 func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
 	if err := c.init(); err != nil {
 		return nil, err
@@ -285,6 +288,17 @@ func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
 	case now.Before(sc.Slowed):
 		declined = "the site asked us to slow down or refused us"
 	}
+	if declined == "" {
+		// The chain's own state: a site cooling down or suspended, or a
+		// robots.txt refusing the trigger, is left alone too.
+		for _, u := range src.triggerURLs() {
+			e, err := c.Client.Explain(ctx, u, fetch.AsKind(fetch.KindFeed))
+			if err == nil && !e.Allowed && e.Refusal != nil {
+				declined = "the chain refuses it: " + e.Refusal.Reason.String()
+				break
+			}
+		}
+	}
 	if declined != "" {
 		e := &RefreshError{Source: id, Reason: declined, Next: sc.NextTrigger}
 		c.emit(Event{Kind: EventRefreshDeclined, Source: id, Reason: declined, Err: e})
@@ -295,7 +309,7 @@ func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
 
 // Pass runs one pass of the source now: its backlog is walked if due, its
 // trigger read if due, then every announced article not yet settled is
-// read (at most MaxReads times in this pass, V12) and deposited as the
+// read (at most MaxReads times in this pass) and deposited as the
 // source allows. It holds the source's lease throughout; when another
 // owner holds it, Pass returns a *LeaseError matching ErrLeaseHeld, having
 // sent nothing.
@@ -388,6 +402,9 @@ func (c *Crawler) Run(ctx context.Context) error {
 			due := sc.NextTrigger
 			if src.Backlog != nil && sc.NextBacklog.Before(due) {
 				due = sc.NextBacklog
+			}
+			if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
+				due = sc.Embargo // an embargoed article is read as soon as it lifts
 			}
 			heldMu.Lock()
 			if h := held[id]; due.Before(h) {

@@ -16,11 +16,11 @@ import (
 // Deposit is what a crawl keeps of one article: either the article as read
 // (its decoded envelope, the proof of the read, the article extracted from
 // it) or, where the article may not be read in full, the story as the feed
-// describes it (Excerpt, S5). Exactly one of Envelope and Excerpt is set.
+// describes it (Excerpt). Exactly one of Envelope and Excerpt is set.
 type Deposit struct {
 	// Source is the source's ID.
 	Source string
-	// Key is the article's identifier within its source (V3).
+	// Key is the article's identifier within its source.
 	Key string
 	// URL is the article's address: the final URL of the read, or the
 	// excerpt's link to the original.
@@ -34,17 +34,17 @@ type Deposit struct {
 	Digest string
 
 	// Envelope is the response body as received, its content-codings
-	// removed (V5). MediaType is its media type.
+	// removed. MediaType is its media type.
 	Envelope  []byte
 	MediaType string
-	// Proof is the proof of fetch of Envelope (V6).
+	// Proof is the proof of fetch of Envelope.
 	Proof *provenance.Proof
 	// Article is what was extracted from Envelope; nil when nothing could
 	// be extracted.
 	Article *extract.Article
 
 	// Excerpt is the story as the feed describes it, labelled, with a link
-	// to the original (S5); nil for a full deposit.
+	// to the original; nil for a full deposit.
 	Excerpt *feed.Excerpt
 }
 
@@ -68,7 +68,7 @@ type Deposits interface {
 	// List returns the source's deposits read at or after since, in the
 	// order they were put.
 	List(ctx context.Context, source string, since time.Time) ([]*Deposit, error)
-	// Withdraw removes every deposit of the source (S8) and says how many
+	// Withdraw removes every deposit of the source and says how many
 	// it removed.
 	Withdraw(ctx context.Context, source string) (int, error)
 }

@@ -2,28 +2,39 @@
 // their schedules and passes, and the deposits they produce.
 //
 // A [Source] says what announces a publisher's articles (a feed, or a
-// public API call: the trigger, V1), where its backlog is listed (V4), how
-// an article is read (its page, a public API, or the CMS API with a
-// credential given by reference, V2), which hosts and parameters it admits
-// (V10), how often its trigger is read (15 minutes or more, S2, V7),
-// whether its licence allows full text (S6), how its articles are
-// identified (V3), the policy it is read under, and whether it is active
-// (V13). [Source.Validate] refuses a source with a [*SourceError] naming
-// the field.
+// public API call: the trigger), where its backlog is listed, how an
+// article is read (its page, a public API, or the CMS API with a credential
+// given by reference), which hosts and query parameters it admits, how
+// often its trigger is read (every [MinInterval] or less often), whether
+// its licence allows full text, how its articles are identified, the
+// policy it is read under, and whether it is active. [Source.Validate]
+// refuses a source with a [*SourceError] naming the field.
 //
 // A [Crawler] reads each active source's trigger at its interval, walks its
 // backlog at start-up and then every [DefaultBacklogInterval], and reads
-// each announced article through one [fetch.Client], the only thing that
-// spaces requests. What a crawl has done is kept in a [State] (schedules,
-// a pass lease so that no two passes of one source run at once, even across
-// processes, known references, attempt and failure counters), and what it
-// read is written to [Deposits]. [MemoryState] and [MemoryDeposits] keep
-// both in memory; package crawltest holds the conformance suites any other
-// implementation must pass.
+// each announced article through one [fetch.Client], whose pacer is the
+// only thing that spaces requests. Work on a source happens in a pass, under
+// a lease in the [State], so that no two passes of one source run at once,
+// even in several processes sharing the State. Within a pass, articles wait
+// in per-host queues, each host read by its own goroutine, so a slow,
+// cooling or suspended host holds up no other; what is read flows through
+// bounded queues to the extractors and then to one depositor, so a slow
+// extractor or store holds the readers back instead of growing memory.
 //
-// Only a final 200 received in full is deposited (V12), with its decoded
-// envelope, its proof of fetch and the article extracted from it; a source
-// without a full-text licence, or an article the publisher refuses, is kept
-// as the feed's excerpt, labelled, with a link to the original (S5, S6).
-// Gated articles are never deposited (D12).
+// Only a final 200 received in full is deposited, with its decoded
+// envelope, its proof of fetch and the article extracted from it, and only
+// when the identifiers the trigger, the backlog list and the article give
+// agree. A source without a full-text licence, or an article the publisher
+// or the chain refuses, is kept as the feed's excerpt, labelled, with a
+// link to the original; under the vault policy nothing of the trigger is
+// kept. Gated articles are never deposited. An article is read at most
+// [DefaultMaxReads] times in a pass, and [DefaultMaxFailures] consecutive
+// deposit failures stop the pass; both counts live in the State.
+//
+// What a crawl remembers lives in a [State] (schedules, leases, known
+// references with their first-seen instants, per-pass counters) and what
+// it keeps in [Deposits]. [MemoryState] and [MemoryDeposits] hold both in
+// memory; package crawltest holds the conformance suites any other
+// implementation must pass. Events ([Crawler.OnEvent], [Crawler.Logger],
+// [Crawler.SourceCounts]) say what happened, per source and per host.
 package crawl

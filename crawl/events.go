@@ -13,29 +13,30 @@ type EventKind uint8
 const (
 	EventPassStarted     EventKind = iota + 1 // Count: the pass number
 	EventPassEnded                            // Pass: the report; Err: why it ended early
-	EventPassStopped                          // MaxFailures consecutive deposit failures (V12); Count: them
+	EventPassStopped                          // MaxFailures consecutive deposit failures; Count: them
 	EventLeaseLost                            // the lease could not be renewed: the pass stops
 	EventTriggerRead                          // Count: references read
-	EventNotModified                          // a feed answered 304 (D4)
+	EventNotModified                          // a feed answered 304
 	EventTriggerFailed                        // Err, Reason
 	EventBacklogWalked                        // Count: references read
 	EventBacklogFailed                        // Err, Reason
 	EventRefDropped                           // a reference without identifier or on a host not admitted
 	EventDeposited                            // Bytes: the envelope's length
-	EventExcerpted                            // the feed's excerpt was kept (S5, S6)
-	EventExcluded                             // gated (D12), or nothing may be kept
-	EventMismatch                             // IDs: the trigger's, the list's, the article's (V3)
+	EventExcerpted                            // the feed's excerpt was kept
+	EventExcluded                             // gated, or nothing may be kept
+	EventMismatch                             // IDs: the trigger's, the list's, the article's
 	EventRefused                              // the chain refused to send; Reason
 	EventFailed                               // read but not deposited; Status, Err
-	EventSkipped                              // MaxReads reached in this pass (V12)
-	EventRefreshDeclined                      // Reason (S2)
-	EventWithdrawn                            // Count: deposits removed (S8)
+	EventSkipped                              // MaxReads reached in this pass
+	EventRefreshDeclined                      // Reason
+	EventWithdrawn                            // Count: deposits removed
 	EventStoreError                           // the state store could not answer; Err
+	EventEmbargoed                            // an article's embargo has not lifted; Reason
 )
 
 var eventNames = [...]string{"", "pass-started", "pass-ended", "pass-stopped", "lease-lost", "trigger-read", "not-modified",
 	"trigger-failed", "backlog-walked", "backlog-failed", "ref-dropped", "deposited", "excerpted", "excluded", "mismatch",
-	"refused", "failed", "skipped", "refresh-declined", "withdrawn", "store-error"}
+	"refused", "failed", "skipped", "refresh-declined", "withdrawn", "store-error", "embargoed"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k > 0 {

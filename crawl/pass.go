@@ -30,15 +30,16 @@ type PassReport struct {
 
 	Queued     int // articles queued for reading
 	Deferred   int // articles beyond HostQueue, left for the next pass
-	Deposited  int // deposited in full (V12)
-	Excerpted  int // kept as the feed's excerpt (S5, S6)
-	Excluded   int // gated (D12), or nothing that may be kept
-	Mismatched int // identifiers disagreed (V3)
+	Deposited  int // deposited in full
+	Excerpted  int // kept as the feed's excerpt
+	Excluded   int // gated, or nothing that may be kept
+	Mismatched int // identifiers disagreed
 	Refused    int // not sent: refused by the chain (robots, cool-down, …)
 	Failed     int // read, but not a complete 200, or unreadable, or not stored
-	Skipped    int // already read MaxReads times in this pass (V12)
+	Skipped    int // already read MaxReads times in this pass
+	Embargoed  int // announced with an embargo that has not lifted: read on a later pass
 	// Stopped reports that MaxFailures consecutive deposit failures
-	// stopped the pass (V12).
+	// stopped the pass.
 	Stopped bool
 	// Err is why the pass could not run or ended early (a lease held
 	// elsewhere, a store error, ctx), or nil.
@@ -49,7 +50,7 @@ type PassReport struct {
 type ListReport struct {
 	Refs        int   // references read
 	New         int   // of them, never seen before
-	NotModified int   // feeds answered 304 (D4)
+	NotModified int   // feeds answered 304
 	Err         error // the first failure, or nil
 }
 
@@ -131,7 +132,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 	now := c.clk.Now()
 	// The backlog first, when due: at start-up it knows nothing and lists
 	// every reference with its identifier, which the trigger's then meet
-	// (V3); later walks stop at the first page already known (V4).
+	//; later walks stop at the first page already known.
 	if src.Backlog != nil && !sc.NextBacklog.After(now) {
 		c.walkBacklog(pctx, &src, rep)
 	}
@@ -186,7 +187,7 @@ func (c *Crawler) updateSchedule(ctx context.Context, id string, f func(*Schedul
 }
 
 // slowedBy reports whether a trigger read's error is the site asking us
-// to slow down or refusing us, or the chain refusing for it (S2).
+// to slow down or refusing us, or the chain refusing for it.
 func slowedBy(err error) bool {
 	var re *fetch.RefusedError
 	if errors.As(err, &re) {
@@ -203,7 +204,7 @@ func slowedBy(err error) bool {
 }
 
 // keepsExcerpts reports whether the source keeps anything of its trigger:
-// never under the vault policy (V1).
+// never under the vault policy.
 func keepsExcerpts(src *Source) bool { return src.Policy.Preset != Vault }
 
 // readTrigger reads the source's trigger and records what it announces.
@@ -219,7 +220,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 		c.emit(Event{Kind: EventTriggerFailed, Source: src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
 	}
 	// A source with a backlog: a trigger naming an article the list named
-	// adds its identifier to the same record, where V3 compares them.
+	// adds its identifier to the same record, where the identifiers are compared.
 	var byURL map[string]string
 	if src.Backlog != nil {
 		refs, err := c.state.Refs(ctx, src.ID)
@@ -284,11 +285,11 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 
 // see records one announced reference. byURL, when set, maps the URLs of
 // references already known to their keys, so a list naming a known article
-// adds its identifier to the same record (where V3 compares them).
+// adds its identifier to the same record (where the identifiers are compared).
 func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string) {
 	lr.Refs++
 	if r.URL == "" || !src.admits(hostOf(r.URL)) {
-		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "host not admitted (V10)"})
+		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "host not admitted"})
 		return
 	}
 	switch {
@@ -300,7 +301,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 		r.Key = id
 	}
 	if r.Key == "" {
-		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "no CMS identifier (V3)"})
+		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "no CMS identifier"})
 		return
 	}
 	now := c.clk.Now()
@@ -317,7 +318,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 	}
 }
 
-// walkBacklog walks the source's backlog list (V4) and records what it
+// walkBacklog walks the source's backlog list and records what it
 // names.
 func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport) {
 	rep.BacklogRead = true
@@ -380,7 +381,7 @@ type job struct {
 	ref      RefState
 	host     string
 	url      string
-	excerpt  bool // no full-text licence: keep the excerpt only (S6)
+	excerpt  bool // no full-text licence: keep the excerpt only
 	skipped  bool // MaxReads reached in this pass
 	res      *fetch.Result
 	err      error
@@ -390,7 +391,7 @@ type job struct {
 }
 
 // readArticles reads every pending article of the source through the
-// stages: per-host readers, extractors, one depositor (D7).
+// stages: per-host readers, extractors, one depositor.
 func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, rep *PassReport) error {
 	_, maxReads, maxFailures, hostQ, qsize, nex := c.limits()
 	refs, err := c.state.Refs(ctx, src.ID)
@@ -408,8 +409,18 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, re
 	hosts := map[string][]*job{}
 	var order []string
 	var direct []*job // excerpt-only: no read
+	now := c.clk.Now()
+	var embargo time.Time
 	for _, r := range refs {
 		if r.Outcome != Pending {
+			continue
+		}
+		if src.Embargo && r.Published.After(now) {
+			rep.Embargoed++
+			if embargo.IsZero() || r.Published.Before(embargo) {
+				embargo = r.Published
+			}
+			c.emit(Event{Kind: EventEmbargoed, Source: src.ID, URL: r.URL, Key: r.Key, Reason: "embargoed until " + r.Published.UTC().Format(time.RFC3339) + ""})
 			continue
 		}
 		j := &job{ref: r, url: articleURL(src, r)}
@@ -428,6 +439,12 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, re
 		}
 		hosts[j.host] = append(hosts[j.host], j)
 		rep.Queued++
+	}
+
+	if src.Embargo {
+		if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) { sc.Embargo = embargo }); err != nil {
+			return err
+		}
 	}
 
 	stop, stopPass := context.WithCancel(ctx)
@@ -515,7 +532,7 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, re
 	return storeErr
 }
 
-// articleURL is where the source's article is read (V2).
+// articleURL is where the source's article is read.
 func articleURL(src *Source, r RefState) string {
 	switch src.Read.Method {
 	case ReadPublicAPI, ReadCMSAPI:
@@ -585,13 +602,13 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 	switch {
 	case j.skipped:
 		rep.Skipped++
-		ev.Kind, ev.Reason = EventSkipped, fmt.Sprintf("read %d times in this pass (V12)", c.maxReads())
+		ev.Kind, ev.Reason = EventSkipped, fmt.Sprintf("read %d times in this pass", c.maxReads())
 		c.emit(ev)
 		return nil, nil
 	case j.excerpt:
 		if j.ref.Excerpt == nil {
 			rep.Excluded++
-			ev.Kind, ev.Reason = EventExcluded, "no full-text licence and no excerpt kept (S6)"
+			ev.Kind, ev.Reason = EventExcluded, "no full-text licence and no excerpt kept"
 			c.emit(ev)
 			return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 		}
@@ -600,7 +617,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 			return &yes, nil
 		}
 		rep.Excerpted++
-		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excerpted, "no full-text licence (S6)", now)
+		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excerpted, "no full-text licence", now)
 	case j.err != nil:
 		var re *fetch.RefusedError
 		if errors.As(j.err, &re) {
@@ -608,7 +625,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 			ev.Kind, ev.Reason, ev.Err = EventRefused, re.Reason.String(), j.err
 			c.emit(ev)
 			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now) // S5: the story as the feed tells it
+				_, _ = c.putExcerpt(ctx, src, j, now) // the story as the feed tells it
 			}
 			return nil, nil
 		}
@@ -625,7 +642,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 		if serverRefused(j.res) {
 			ev.Reason = "refused by the publisher"
 			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now) // S5
+				_, _ = c.putExcerpt(ctx, src, j, now)
 			}
 		}
 		c.emit(ev)
@@ -634,14 +651,14 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 	ev.Status = j.res.Status
 	if j.article != nil && j.article.Access == extract.Gated {
 		rep.Excluded++
-		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+" (D12)"
+		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+""
 		c.emit(ev)
 		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 	}
 	if ok, ids := identifiersAgree(src, j.ref, j.article); !ok {
 		rep.Mismatched++
 		ev.Kind, ev.IDs = EventMismatch, ids
-		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q (V3)", ids[0], ids[1], ids[2])
+		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q", ids[0], ids[1], ids[2])
 		c.emit(ev)
 		return &yes, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
 	}
@@ -694,7 +711,7 @@ func (c *Crawler) putExcerpt(ctx context.Context, src *Source, j *job, now time.
 }
 
 // identifiersAgree compares the identifiers the trigger, the backlog list
-// and the article gave (V3): every one that was given must be the same
+// and the article gave: every one that was given must be the same
 // string. The article's is the one of its identifiers equal to the key,
 // else its first; an article naming none, or a source identified by URL,
 // has nothing to compare.
@@ -742,7 +759,7 @@ func reasonOf(err error) string {
 }
 
 // failGate holds a pass's reads back so that a pass never sends a read
-// that could only follow its last allowed failure (V12): reads start only
+// that could only follow its last allowed failure: reads start only
 // while the consecutive failures plus the reads not yet settled stay under
 // the limit. Safe for concurrent use.
 type failGate struct {

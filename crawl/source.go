@@ -13,7 +13,7 @@ import (
 	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
-// MinInterval is the shortest feed interval a source may declare (S2, V7).
+// MinInterval is the shortest feed interval a source may declare.
 const MinInterval = 15 * time.Minute
 
 // Source is one publisher's source, as data: what announces its articles
@@ -36,43 +36,49 @@ type Source struct {
 	// Category is the source's category (e.g. "World"); free text.
 	Category string `json:"category,omitempty" yaml:"category,omitempty"`
 
-	// Trigger is what announces new articles (V1). Required.
+	// Trigger is what announces new articles. Required.
 	Trigger Trigger `json:"trigger" yaml:"trigger"`
-	// Backlog is where the source lists its older articles (V4). Nil: the
+	// Backlog is where the source lists its older articles. Nil: the
 	// source has no backlog walk.
 	Backlog *Backlog `json:"backlog,omitempty" yaml:"backlog,omitempty"`
-	// Read is how one article is read (V2). Its zero value reads the page.
+	// Read is how one article is read. Its zero value reads the page.
 	Read Read `json:"read" yaml:"read"`
 
 	// Admitted lists the hosts the source may be read from and redirected
-	// to (V10): exact names, or "*.example.com". Required: every trigger,
+	// to: exact names, or "*.example.com". Required: every trigger,
 	// backlog and read URL must be on an admitted host.
 	Admitted []string `json:"admitted" yaml:"admitted"`
 	// Params lists the query parameters the source declares necessary:
-	// never stripped, and a redirect may add them (V10).
+	// never stripped, and a redirect may add them.
 	Params []string `json:"params,omitempty" yaml:"params,omitempty"`
 
 	// Interval is how often the trigger is read. Zero: MinInterval. Less
-	// than MinInterval is refused (S2, V7).
+	// than MinInterval is refused.
 	Interval Duration `json:"interval,omitempty" yaml:"interval,omitempty"`
 	// FullText reports that the source's licence allows keeping the full
-	// text (S6). False: only the trigger's excerpt of each story is kept,
-	// labelled, with a link to the original (S5); articles are not read.
+	// text. False: only the trigger's excerpt of each story is kept,
+	// labelled, with a link to the original; articles are not read.
 	FullText bool `json:"full_text" yaml:"full_text"`
-	// Identifier says how an article is identified (V3). Zero: IDFromCMS.
+	// Embargo reports that the date the trigger or the backlog gives an
+	// article is an embargo: the article is read only once it has passed,
+	// at its address. For an API list, point its spec's Published
+	// path at the field that holds the embargo. False: articles are read
+	// whatever their date.
+	Embargo bool `json:"embargo,omitempty" yaml:"embargo,omitempty"`
+	// Identifier says how an article is identified. Zero: IDFromCMS.
 	Identifier IDRule `json:"identifier,omitempty" yaml:"identifier,omitempty"`
 	// Policy is the preset the source is read under, with overrides.
 	// Required (its Preset).
 	Policy PolicySpec `json:"policy" yaml:"policy"`
 	// Active reports whether the source is crawled. An inactive source is
-	// never fetched again, and what was deposited stays as it is (V13).
+	// never fetched again, and what was deposited stays as it is.
 	Active bool `json:"active" yaml:"active"`
 }
 
-// Trigger is what announces a source's new articles (V1): one or more feeds,
+// Trigger is what announces a source's new articles: one or more feeds,
 // or a public API call without a secret. Exactly one of Feeds and API is
 // set. Nothing of the trigger's content is kept beyond each article's
-// reference, except a story's excerpt where the source keeps excerpts (S5).
+// reference, except a story's excerpt where the source keeps excerpts.
 type Trigger struct {
 	// Feeds are RSS, Atom or JSON Feed URLs (https).
 	Feeds []string `json:"feeds,omitempty" yaml:"feeds,omitempty"`
@@ -84,7 +90,7 @@ type Trigger struct {
 // BacklogKind says how a backlog is listed.
 type BacklogKind string
 
-// The kinds of backlog list (V4).
+// The kinds of backlog list.
 const (
 	BacklogSitemap   BacklogKind = "sitemap"   // sitemaps (URLs, else those robots.txt names)
 	BacklogWordPress BacklogKind = "wordpress" // the WordPress REST post list of Site
@@ -92,7 +98,7 @@ const (
 )
 
 // Backlog is where a source lists its articles, walked newest to oldest at
-// start-up and then every DefaultBacklogInterval, references only (V4, V7).
+// start-up and then every DefaultBacklogInterval, references only.
 type Backlog struct {
 	// Kind is the list's kind. Required.
 	Kind BacklogKind `json:"kind" yaml:"kind"`
@@ -110,10 +116,10 @@ type Backlog struct {
 	Floor time.Time `json:"floor,omitzero" yaml:"floor,omitempty"`
 }
 
-// ReadMethod says how an article is read (V2).
+// ReadMethod says how an article is read.
 type ReadMethod string
 
-// The ways to read an article (V2).
+// The ways to read an article.
 const (
 	// ReadPage reads the article's HTML page at its address.
 	ReadPage ReadMethod = "page"
@@ -125,7 +131,7 @@ const (
 	ReadCMSAPI ReadMethod = "cms-api"
 )
 
-// Read is how a source's articles are read (V2). The zero value reads each
+// Read is how a source's articles are read. The zero value reads each
 // article's page.
 type Read struct {
 	// Method is the way. "": ReadPage.
@@ -135,7 +141,7 @@ type Read struct {
 	// "https://example.org/wp-json/wp/v2/posts/{id}".
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
 	// Credential is the header ReadCMSAPI sends; its value is a reference,
-	// never the secret itself (V2, V9b).
+	// never the secret itself.
 	Credential *CredentialRef `json:"credential,omitempty" yaml:"credential,omitempty"`
 }
 
@@ -175,10 +181,10 @@ func (c CredentialRef) Resolve() (string, error) {
 	return v, nil
 }
 
-// IDRule says where an article's identifier comes from (V3).
+// IDRule says where an article's identifier comes from.
 type IDRule string
 
-// The identifier rules (V3).
+// The identifier rules.
 const (
 	// IDFromCMS: the CMS's identifier, read from the trigger, the backlog
 	// list and the article, which must agree. The zero rule.
@@ -300,7 +306,7 @@ func (s *Source) validate() error {
 		return bad("name", "required")
 	}
 	if len(s.Admitted) == 0 {
-		return bad("admitted", "required: the hosts the source may be read from (V10)")
+		return bad("admitted", "required: the hosts the source may be read from")
 	}
 	for i, h := range s.Admitted {
 		name := strings.TrimPrefix(h, "*.")
@@ -319,13 +325,13 @@ func (s *Source) validate() error {
 			return bad(field, "%q is not an absolute URL", raw)
 		}
 		if u.Scheme != "https" {
-			return bad(field, "%q: https only (V10)", raw)
+			return bad(field, "%q: https only", raw)
 		}
 		if u.User != nil {
-			return bad(field, "%q: no credentials in a URL (V2)", raw)
+			return bad(field, "%q: no credentials in a URL", raw)
 		}
 		if !s.admits(u.Hostname()) {
-			return bad(field, "%q: host %s is not admitted (V10)", raw, u.Hostname())
+			return bad(field, "%q: host %s is not admitted", raw, u.Hostname())
 		}
 		return nil
 	}
@@ -333,7 +339,7 @@ func (s *Source) validate() error {
 	t := s.Trigger
 	switch {
 	case len(t.Feeds) == 0 && t.API == nil:
-		return bad("trigger", "a feed or a public API call is required (V1)")
+		return bad("trigger", "a feed or a public API call is required")
 	case len(t.Feeds) > 0 && t.API != nil:
 		return bad("trigger", "feeds or api, not both")
 	}
@@ -392,7 +398,7 @@ func (s *Source) validate() error {
 			return bad("read.url", "only for an API read method")
 		}
 		if s.Read.Credential != nil {
-			return bad("read.credential", "only for the cms-api read method (V2)")
+			return bad("read.credential", "only for the cms-api read method")
 		}
 	case ReadPublicAPI, ReadCMSAPI:
 		if !strings.Contains(s.Read.URL, "{id}") {
@@ -402,18 +408,18 @@ func (s *Source) validate() error {
 			return err
 		}
 		if s.Identifier == IDFromURL {
-			return bad("identifier", "an API read needs the CMS identifier (V3)")
+			return bad("identifier", "an API read needs the CMS identifier")
 		}
 		c := s.Read.Credential
 		if s.Read.Method == ReadPublicAPI && c != nil {
-			return bad("read.credential", "a public API takes no credential (V2)")
+			return bad("read.credential", "a public API takes no credential")
 		}
 		if s.Read.Method == ReadCMSAPI {
 			if c == nil || c.Header == "" {
-				return bad("read.credential", "the cms-api read method needs a credential header (V2)")
+				return bad("read.credential", "the cms-api read method needs a credential header")
 			}
 			if kind, ref, _ := strings.Cut(c.Value, ":"); (kind != "env" && kind != "file") || ref == "" {
-				return bad("read.credential.value", "must be a reference, env:NAME or file:PATH, never the secret (V2)")
+				return bad("read.credential.value", "must be a reference, env:NAME or file:PATH, never the secret")
 			}
 		}
 	default:
@@ -421,7 +427,7 @@ func (s *Source) validate() error {
 	}
 
 	if d := time.Duration(s.Interval); d != 0 && d < MinInterval {
-		return bad("interval", "%v is shorter than %v (S2, V7)", d, MinInterval)
+		return bad("interval", "%v is shorter than %v", d, MinInterval)
 	}
 	switch s.Identifier {
 	case "", IDFromCMS, IDFromURL:
@@ -471,4 +477,12 @@ func (s *Source) interval() time.Duration {
 		return MinInterval
 	}
 	return time.Duration(s.Interval)
+}
+
+// triggerURLs are the addresses the trigger reads.
+func (s *Source) triggerURLs() []string {
+	if s.Trigger.API != nil {
+		return []string{s.Trigger.API.URL}
+	}
+	return s.Trigger.Feeds
 }

@@ -66,7 +66,7 @@ type State interface {
 	// key).
 	Refs(ctx context.Context, source string) ([]RefState, error)
 	// Settle records the end of key's story: deposited (as an article, or
-	// as an excerpt), excluded (gated, D12) or mismatched (V3), with its
+	// as an excerpt), excluded (gated) or mismatched, with its
 	// note. A settled reference is not read again.
 	Settle(ctx context.Context, source, key string, outcome Outcome, note string, now time.Time) error
 
@@ -78,7 +78,7 @@ type State interface {
 	// the count after the change.
 	Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error)
 
-	// Forget removes everything kept for the source (S8, withdrawal).
+	// Forget removes everything kept for the source (withdrawal).
 	Forget(ctx context.Context, source string) error
 }
 
@@ -88,9 +88,12 @@ type Schedule struct {
 	NextTrigger time.Time // when it is next due; zero: now
 	LastBacklog time.Time // when the backlog was last walked in full; zero: never
 	NextBacklog time.Time // when the backlog is next due; zero: now
+	// Embargo is the earliest instant an embargoed article of the source
+	// may be read, as the last pass found; zero: none waiting.
+	Embargo time.Time
 	// Slowed is the instant until which the source's site asked us to slow
 	// down or refused us, as learnt at the last trigger read; a Refresh
-	// before it is declined (S2).
+	// before it is declined.
 	Slowed time.Time
 }
 
@@ -132,9 +135,9 @@ type Outcome uint8
 const (
 	Pending   Outcome = iota // not settled: read on the next pass
 	Deposited                // deposited in full
-	Excerpted                // deposited as the feed's excerpt (S5, S6)
-	Excluded                 // gated: never deposited (D12)
-	Mismatch                 // identifiers disagreed (V3): nothing deposited
+	Excerpted                // deposited as the feed's excerpt
+	Excluded                 // gated: never deposited
+	Mismatch                 // identifiers disagreed: nothing deposited
 )
 
 var outcomeNames = [...]string{"pending", "deposited", "excerpted", "excluded", "mismatch"}
@@ -149,7 +152,7 @@ func (o Outcome) String() string {
 // RefState is what the store keeps about one announced article.
 type RefState struct {
 	// Key identifies the article within its source: the CMS identifier,
-	// or the URL for a source identified by URL (V3).
+	// or the URL for a source identified by URL.
 	Key string
 	// URL is the article's address.
 	URL string
@@ -159,7 +162,7 @@ type RefState struct {
 	// Published is the date the trigger or list gave; zero when none.
 	Published time.Time
 	// Excerpt is the feed's description of the story, kept only where the
-	// source keeps excerpts (never under the vault policy, V1).
+	// source keeps excerpts (never under the vault policy).
 	Excerpt *feed.Excerpt
 	// FirstSeen is when the article was first announced.
 	FirstSeen time.Time

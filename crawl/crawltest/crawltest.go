@@ -70,13 +70,15 @@ func testSchedule(t *testing.T, st crawl.State) {
 	if got := ok(st.Schedule(ctx, "s"))(t); got != (crawl.Schedule{}) {
 		t.Fatalf("unknown source's schedule = %+v, want zero", got)
 	}
-	want := crawl.Schedule{LastTrigger: t0, NextTrigger: t0.Add(15 * time.Minute), LastBacklog: t0, NextBacklog: t0.Add(24 * time.Hour), Slowed: t0.Add(time.Hour)}
+	want := crawl.Schedule{LastTrigger: t0, NextTrigger: t0.Add(15 * time.Minute), LastBacklog: t0, NextBacklog: t0.Add(24 * time.Hour),
+		Embargo: t0.Add(3 * time.Hour), Slowed: t0.Add(time.Hour)}
 	if err := st.SetSchedule(ctx, "s", want); err != nil {
 		t.Fatal(err)
 	}
 	got := ok(st.Schedule(ctx, "s"))(t)
 	if !got.LastTrigger.Equal(want.LastTrigger) || !got.NextTrigger.Equal(want.NextTrigger) ||
-		!got.LastBacklog.Equal(want.LastBacklog) || !got.NextBacklog.Equal(want.NextBacklog) || !got.Slowed.Equal(want.Slowed) {
+		!got.LastBacklog.Equal(want.LastBacklog) || !got.NextBacklog.Equal(want.NextBacklog) ||
+		!got.Embargo.Equal(want.Embargo) || !got.Slowed.Equal(want.Slowed) {
 		t.Fatalf("schedule = %+v, want %+v", got, want)
 	}
 }

@@ -1,0 +1,135 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// An article announced with an embargo is read only once it lifts, at its
+// address, on the first pass after (V8).
+func TestCrawler_V8_EmbargoedArticleReadOnceItLifts(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("embargo.example")
+	now := s.AddArticle(politetest.Article{ID: 1, Published: t0.Add(-time.Hour)})
+	later := s.AddArticle(politetest.Article{ID: 2, Published: t0.Add(2 * time.Hour)})
+	clk := clock.NewManual(t0)
+	src := siteSource(s.Name(), StrictNews, false)
+	src.Embargo = true
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), Clock: clk, Sources: []Source{src}}
+	rep := mustPass(t, c, src.ID)
+	if rep.Deposited != 1 || rep.Embargoed != 1 {
+		t.Fatalf("first pass %+v, want 1 deposited, 1 embargoed", rep)
+	}
+	if n := articleRequests(web, s.Name(), []politetest.Article{later}); n != 0 {
+		t.Fatalf("embargoed article read %d times before it lifted", n)
+	}
+	sc, _ := c.StateStore().Schedule(context.Background(), src.ID)
+	if !sc.Embargo.Equal(later.Published) {
+		t.Fatalf("schedule's embargo %v, want %v", sc.Embargo, later.Published)
+	}
+	clk.Set(later.Published.Add(-time.Second))
+	if rep = mustPass(t, c, src.ID); rep.Embargoed != 1 || rep.Deposited != 0 {
+		t.Fatalf("a second before it lifts: %+v", rep)
+	}
+	clk.Set(later.Published)
+	if rep = mustPass(t, c, src.ID); rep.Deposited != 1 || rep.Embargoed != 0 {
+		t.Fatalf("once lifted: %+v", rep)
+	}
+	if articleRequests(web, s.Name(), []politetest.Article{later}) != 1 || articleRequests(web, s.Name(), []politetest.Article{now}) != 1 {
+		t.Fatal("each article is read exactly once")
+	}
+}
+
+// The CMS API read method sends the credential, read from the file its
+// reference names, to the article API only: never with the trigger, never
+// with robots.txt (V2, V9, V9b).
+func TestCrawler_V2_CMSAPIWithACredentialByReference(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("cms.example")
+	var arts []politetest.Article
+	for range 3 {
+		arts = append(arts, s.AddArticle(politetest.Article{}))
+	}
+	s.Handle("/cms/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/cms/")
+		for _, a := range arts {
+			if fmt.Sprint(a.ID) == id {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"id":%d,"link":%q,"date_gmt":"2026-01-01T00:00:00","title":{"rendered":%q},"content":{"rendered":"<p>%s</p>"}}`,
+					a.ID, s.URL(a.Path), a.Title, "The body of the story, as the CMS holds it.")
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := siteSource(s.Name(), Vault, false)
+	src.Read = Read{Method: ReadCMSAPI, URL: "https://cms.example/cms/{id}", Credential: &CredentialRef{Header: "X-Api-Key", Value: "file:" + key}}
+	p := testPolicy(t, Vault, testInterval)
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{src}}
+	rep := mustPass(t, c, src.ID)
+	if rep.Deposited != 3 || rep.Mismatched != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range web.Requests() {
+		has := r.Header.Get("X-Api-Key") != ""
+		if strings.HasPrefix(r.Path, "/cms/") != has {
+			t.Errorf("%s: credential sent %v", r.Target, has)
+		}
+	}
+	ap := auditPolicy(p)
+	ap.AllowedHeaders = append(ap.AllowedHeaders, "X-Api-Key")
+	if rep := web.Audit(ap); !rep.OK() {
+		t.Fatalf("auditor: %v", rep)
+	}
+	deps, _ := c.Deposited().List(context.Background(), src.ID, time.Time{})
+	for _, d := range deps {
+		if d.Article == nil || !d.Article.Headline.Present() {
+			t.Fatalf("%s: no article extracted from the CMS document", d.URL)
+		}
+	}
+}
+
+// The backlog list names an article by one id and the feed by another: the
+// record holds both, the article's own id makes the third, and nothing is
+// deposited (V3).
+func TestCrawler_V3_FeedAndListDisagree(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("twoids.example")
+	a := s.AddArticle(politetest.Article{ID: 7})
+	s.Handle("/feed.xml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/rss+xml")
+		fmt.Fprintf(w, `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>%s</link><description>d</description>
+<item><title>A</title><link>%s</link><guid isPermaLink="false">https://twoids.example/?p=999</guid></item>
+</channel></rss>`, s.URL("/"), s.URL(a.Path))
+	}))
+	var ev events
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), OnEvent: ev.on,
+		Sources: []Source{siteSource(s.Name(), StrictNews, true)}}
+	rep := mustPass(t, c, s.Name())
+	if rep.Mismatched != 1 || rep.Deposited != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if m := ev.of(EventMismatch); len(m) != 1 || m[0].IDs != [3]string{"999", "7", "7"} {
+		t.Fatalf("mismatch %+v, want feed 999, list 7, article 7", m)
+	}
+}
