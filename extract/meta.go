@@ -258,6 +258,10 @@ func (p *pageScan) readMetaTags(c *cands) {
 			if !looksLikeURL(m.content) {
 				c.authors.add(m.content, m.source())
 			}
+		case "article:publisher":
+			if !looksLikeURL(m.content) {
+				c.publisher.add(m.content, m.source())
+			}
 		case "article:tag":
 			c.keywords.add(m.content, m.source())
 		case "article:content_tier":
