@@ -31,6 +31,10 @@ type RobotsChecker interface {
 // which lengthens the interval (V7). The robots.txt fetch itself goes through the
 // chain the RobotsChecker was given, never through this gate.
 //
+// What it reads from a request: its URL. What it adds: the host's Crawl-delay,
+// as a value in the request's context that only a Pacer below reads; the
+// request is otherwise passed on as it came.
+//
 // Robots is required: a RobotsGate without one refuses every request. Set the
 // fields before the first RoundTrip; a RobotsGate is safe for concurrent use.
 type RobotsGate struct {

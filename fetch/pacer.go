@@ -514,15 +514,34 @@ func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
 }
 
 // trace returns the hooks by which net/http tells a Pacer used alone what the
-// request did (see turn). For https, a connection's dial ends with its TLS
-// handshake; for plain http, with its TCP connect.
+// request did (see turn). A dial holds the turn from its TCP connect to the end
+// of its TLS handshake (for plain http, to the connect's end); a dialer that
+// reports no connect (a DialContext of one's own) is held from the handshake's
+// start.
 func (t *turn) trace(scheme string) *httptrace.ClientTrace {
 	plain := scheme == "http"
+	var mu sync.Mutex
+	connected := 0 // connects that succeeded, each held until its handshake ends
 	return &httptrace.ClientTrace{
 		ConnectStart: func(string, string) { t.dialBegun() },
 		ConnectDone: func(_, _ string, err error) {
 			if err != nil || plain {
 				t.dialEnded()
+				return
+			}
+			mu.Lock()
+			connected++
+			mu.Unlock()
+		},
+		TLSHandshakeStart: func() {
+			mu.Lock()
+			held := connected > 0
+			if held {
+				connected--
+			}
+			mu.Unlock()
+			if !held {
+				t.dialBegun()
 			}
 		},
 		TLSHandshakeDone: func(tls.ConnectionState, error) { t.dialEnded() },

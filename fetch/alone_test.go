@@ -1,0 +1,121 @@
+package fetch
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/robots"
+)
+
+// get sends a GET for url through hc and reads the body; it returns the status
+// (0 on error) and the error.
+func get(hc *http.Client, url string) (int, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("User-Agent", "AloneBot/1 (+https://alone.example/bot)")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// TestLayersAlone: each exported layer does its job on its own, as the only
+// layer of a plain http.Client over net/http's transport (a politetest web's),
+// with none of the Client's other layers around it.
+func TestLayersAlone(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Pacer", func(t *testing.T) {
+		// Eight goroutines, one host: starts an interval apart, one in
+		// flight, over connections net/http dials, reuses and closes itself
+		// (the Pacer learns each moment from net/http's trace hooks).
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("pacer-alone.example")
+		tr := web.Transport()
+		defer tr.CloseIdleConnections()
+		const interval = 50 * time.Millisecond
+		hc := &http.Client{Transport: &Pacer{Interval: interval, Next: tr}}
+		var paths []string
+		for range 8 {
+			paths = append(paths, s.AddArticle(politetest.Article{}).Path)
+		}
+		var wg sync.WaitGroup
+		for _, path := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if st, err := get(hc, s.URL(path)); err != nil || st != 200 {
+					t.Errorf("GET: %d, %v", st, err)
+				}
+			}()
+		}
+		wg.Wait()
+		rep := web.Audit(politetest.Policy{Interval: interval, MaxInFlight: 1, Slack: auditSlack(interval),
+			UserAgent: regexp.MustCompile(`^AloneBot/1`), Ignore: []politetest.Rule{politetest.RuleRobotsFirst}})
+		if !rep.OK() || rep.Requests != 8 {
+			t.Fatalf("%d requests: %v", rep.Requests, rep)
+		}
+	})
+
+	t.Run("RobotsGate", func(t *testing.T) {
+		// robots.txt is read once, through the RobotsChecker's own
+		// transport; a disallowed URL is refused with nothing sent.
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("robots-alone.example")
+		s.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private/\n"})
+		a := s.AddArticle(politetest.Article{})
+		tr := web.Transport()
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: &RobotsGate{Robots: &robots.Cache{Transport: tr, UserAgent: "AloneBot"}, Next: tr}}
+		if st, err := get(hc, s.URL(a.Path)); err != nil || st != 200 {
+			t.Fatalf("allowed page: %d, %v", st, err)
+		}
+		_, err := get(hc, s.URL("/private/x"))
+		var re *RefusedError
+		if !errors.As(err, &re) || re.Reason != Robots || !errors.Is(err, ErrRobots) {
+			t.Fatalf("disallowed page: %v, want a Robots refusal", err)
+		}
+		if requested(web, "robots-alone.example", "/private/x") || len(web.Requests()) != 2 {
+			t.Fatalf("requests: %d, the disallowed page among them: %v", len(web.Requests()), requested(web, "robots-alone.example", "/private/x"))
+		}
+	})
+
+	t.Run("LedgerGate", func(t *testing.T) {
+		// A 429 with Retry-After comes back as a 429; the host's next
+		// request is refused with its cool-down's end, and not sent.
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("ledger-alone.example")
+		a := s.AddArticle(politetest.Article{})
+		b := s.AddArticle(politetest.Article{})
+		s.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: time.Hour})
+		tr := web.Transport()
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: &LedgerGate{Ledger: &backoff.Ledger{Policy: backoff.Digest()}, Next: tr}}
+		if st, err := get(hc, s.URL(a.Path)); err != nil || st != http.StatusTooManyRequests {
+			t.Fatalf("refused page: %d, %v; want the 429 as a response", st, err)
+		}
+		_, err := get(hc, s.URL(b.Path))
+		var re *RefusedError
+		if !errors.As(err, &re) || re.Reason != Cooldown || re.Until.Before(time.Now().Add(59*time.Minute)) {
+			t.Fatalf("next page: %v, want a Cooldown refusal until an hour from now", err)
+		}
+		if requested(web, "ledger-alone.example", b.Path) {
+			t.Fatal("the request in the cool-down was sent")
+		}
+	})
+}
