@@ -1,0 +1,89 @@
+package digest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSentences(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"plain", "The vote passed. The mayor left.", []string{"The vote passed.", "The mayor left."}},
+		{"titles", "Dr. Ana Ruiz met Mr. Lee and Prof. Kim. They spoke.", []string{"Dr. Ana Ruiz met Mr. Lee and Prof. Kim.", "They spoke."}},
+		{"saint", "The fair opens on St. George's Day. Tickets are free.", []string{"The fair opens on St. George's Day.", "Tickets are free."}},
+		{"us mid", "The U.S. Senate voted on Tuesday. It passed.", []string{"The U.S. Senate voted on Tuesday.", "It passed."}},
+		{"us end", "The firm moved to the U.S. The move took a year.", []string{"The firm moved to the U.S.", "The move took a year."}},
+		{"eg", "Some cities, e.g. Lyon, agreed. Others did not.", []string{"Some cities, e.g. Lyon, agreed.", "Others did not."}},
+		{"decimals", "Inflation rose to 3.5 % in May. Prices of $1.2bn were cited.", []string{"Inflation rose to 3.5 % in May.", "Prices of $1.2bn were cited."}},
+		{"thousands", "About 1,000 people came. A further 2,500.75 euros were raised.", []string{"About 1,000 people came.", "A further 2,500.75 euros were raised."}},
+		{"months", "The law takes effect on Jan. 1. Critics object.", []string{"The law takes effect on Jan. 1.", "Critics object."}},
+		{"initials", "The novel by J. K. Rowling sold well. Sales doubled.", []string{"The novel by J. K. Rowling sold well.", "Sales doubled."}},
+		{"question quoted", `"Is it safe?" she asked. "Yes," he said.`, []string{`"Is it safe?" she asked.`, `"Yes," he said.`}},
+		{"quote closes", `He said: "We are done." Then he left.`, []string{`He said: "We are done."`, "Then he left."}},
+		{"curly quote", "She called it “a turning point.” Markets rallied.", []string{"She called it “a turning point.”", "Markets rallied."}},
+		{"ellipsis mid", "It was... complicated. Nobody knew.", []string{"It was... complicated.", "Nobody knew."}},
+		{"ellipsis end", "They waited… Then the rain came.", []string{"They waited…", "Then the rain came."}},
+		{"exclaim", "What a match! The crowd roared.", []string{"What a match!", "The crowd roared."}},
+		{"etc end", "They sold apples, pears, etc. The stall closed at noon.", []string{"They sold apples, pears, etc.", "The stall closed at noon."}},
+		{"paragraphs", "First line without stop\n\nSecond paragraph.", []string{"First line without stop", "Second paragraph."}},
+		{"url", "See example.com for details. It is free.", []string{"See example.com for details.", "It is free."}},
+		{"number end", "The score was 3-1. Fans celebrated.", []string{"The score was 3-1.", "Fans celebrated."}},
+		// French
+		{"fr titles", "M. Dupont et Mme Martin ont signé. Le texte entre en vigueur.", []string{"M. Dupont et Mme Martin ont signé.", "Le texte entre en vigueur."}},
+		{"fr guillemets", "« C'est fini. » Le ministre a quitté la salle.", []string{"« C'est fini. »", "Le ministre a quitté la salle."}},
+		{"fr question", "Faut-il s'inquiéter ? Les experts sont partagés.", []string{"Faut-il s'inquiéter ?", "Les experts sont partagés."}},
+		{"fr decimal", "Le taux atteint 2,5 % en mars. La banque attend.", []string{"Le taux atteint 2,5 % en mars.", "La banque attend."}},
+		// German
+		{"de zb", "Viele Städte, z.B. Köln, sparen. Andere nicht.", []string{"Viele Städte, z.B. Köln, sparen.", "Andere nicht."}},
+		{"de nr", "Die Linie Nr. 5 fährt wieder. Sie war gesperrt.", []string{"Die Linie Nr. 5 fährt wieder.", "Sie war gesperrt."}},
+		{"de ordinal", "Die Wahl findet am 3. Mai statt. Die Parteien werben.", []string{"Die Wahl findet am 3. Mai statt.", "Die Parteien werben."}},
+		{"de usw", "Es gab Brot, Käse usw. Die Gäste blieben lange.", []string{"Es gab Brot, Käse usw.", "Die Gäste blieben lange."}},
+		{"de quote", "„Wir sind bereit“, sagte Hr. Weber. Die Arbeit beginnt.", []string{"„Wir sind bereit“, sagte Hr. Weber.", "Die Arbeit beginnt."}},
+		{"de mrd", "Der Konzern meldet 1,2 Mrd. Euro Gewinn. Die Aktie steigt.", []string{"Der Konzern meldet 1,2 Mrd. Euro Gewinn.", "Die Aktie steigt."}},
+		{"empty", "  \n\n ", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Sentences(tt.in)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Sentences(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzSentences(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "sentences", "*.txt"))
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("Dr. A. B. met the U.S. team... “Why?” she asked. 3.5 % » Le «")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Sentences(s)
+		words := strings.Fields(s)
+		var back []string
+		for _, sent := range got {
+			if sent == "" || sent != strings.TrimSpace(sent) {
+				t.Fatalf("sentence %q is empty or untrimmed", sent)
+			}
+			back = append(back, strings.Fields(sent)...)
+		}
+		// Segmentation only splits: every word comes back, in order.
+		if utf8.ValidString(s) && !slices.Equal(back, words) {
+			t.Fatalf("words changed:\n in %q\nout %q", words, back)
+		}
+	})
+}

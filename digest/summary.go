@@ -1,0 +1,375 @@
+package digest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/politefetch/politefetch/extract"
+)
+
+// MaxSentences is the most sentences a summary holds, whoever wrote it
+// (D6: a short, two-sentence summary).
+const MaxSentences = 2
+
+// DefaultMaxChars is the fair-use bound of a summary: at most this many
+// characters (Unicode code points, spaces included), whoever wrote it. Two
+// sentences of a news story run to 200–300 characters; the bound keeps a
+// summary to a card's worth of the publisher's words, however long their
+// sentences.
+const DefaultMaxChars = 320
+
+// Summary is what a [Summarizer] says of an article: at most
+// [MaxSentences] sentences, together at most the bound's characters.
+type Summary struct {
+	// Sentences are the summary's sentences, in the order they are read.
+	Sentences []string
+	// By names who wrote it: "extractive", "http", or a summarizer's own.
+	By string
+}
+
+// Text returns the sentences joined by spaces.
+func (s Summary) Text() string { return strings.Join(s.Sentences, " ") }
+
+// A Summarizer summarizes an article. Implementations must be safe for
+// concurrent use and return within ctx. What one returns is bounded again
+// by [Bound] before it is shown, so a summarizer that says too much is cut
+// to two sentences and the fair-use bound, never shown whole.
+type Summarizer interface {
+	Summarize(ctx context.Context, a *extract.Article) (Summary, error)
+}
+
+// ErrNoText is returned when an article has no text to summarize.
+var ErrNoText = errors.New("digest: article has no text to summarize")
+
+// Extractive is the default summarizer: it picks at most two of the
+// article's own sentences, local and deterministic.
+//
+// The body is split into sentences ([Sentences]) block by block, leaving
+// out headings, lists, tables, captions and preformatted text. Each
+// sentence is scored by TextRank: a graph of the sentences, each edge
+// weighted by how many content words (lower-cased, stop words of English,
+// French and German left out, a plural's final s dropped) two sentences
+// share, normalized by their lengths; the rank is PageRank over it with a
+// teleport that prefers the start of the story (weight 1/(1+position)) and
+// sentences that share words with the headline, since news puts what
+// matters first. Sentences under four words, or over sixty, are left out
+// unless nothing else remains. The two best are returned in reading order.
+//
+// A summary never copies the whole body (D6): when the body has two
+// sentences or fewer, the summary is the best one alone, and when the body
+// is a single sentence, its first half (at most MaxChars), ended by "…".
+// Every summary is at most MaxChars characters: a sentence that would
+// pass the bound is dropped if another is kept, else cut at a word and
+// ended by "…".
+//
+// The zero value is ready to use and safe for concurrent use.
+type Extractive struct {
+	// MaxChars is the fair-use bound. 0: DefaultMaxChars.
+	MaxChars int
+}
+
+var _ Summarizer = Extractive{}
+
+// Summarize implements [Summarizer]. It returns ErrNoText for an article
+// without body text, or ctx's error.
+func (e Extractive) Summarize(ctx context.Context, a *extract.Article) (Summary, error) {
+	if err := ctx.Err(); err != nil {
+		return Summary{}, err
+	}
+	var sents []string
+	for _, b := range a.Blocks {
+		switch b.Kind {
+		case extract.Paragraph, extract.Quote:
+			sents = append(sents, Sentences(b.Text)...)
+		}
+	}
+	if len(sents) == 0 {
+		return Summary{}, ErrNoText
+	}
+	limit := e.MaxChars
+	if limit <= 0 {
+		limit = DefaultMaxChars
+	}
+	picked := Rank(sents, a.Headline.Value)
+	return Summary{Sentences: fitBody(sents, picked, limit), By: "extractive"}, nil
+}
+
+// fitBody picks from the ranked indices at most two sentences that fit the
+// bound, never the whole body.
+func fitBody(sents []string, ranked []int, limit int) []string {
+	switch len(sents) {
+	case 1:
+		return []string{prefix(sents[0], min(limit, utf8.RuneCountInString(sents[0])/2))}
+	case 2:
+		return Bound([]string{sents[ranked[0]]}, limit)
+	}
+	var keep []int
+	used := 0
+	for _, i := range ranked {
+		n := utf8.RuneCountInString(sents[i])
+		if len(keep) > 0 && used+1+n > limit {
+			continue
+		}
+		keep = append(keep, i)
+		used += n + 1
+		if len(keep) == MaxSentences {
+			break
+		}
+	}
+	slices.Sort(keep)
+	out := make([]string, len(keep))
+	for k, i := range keep {
+		out[k] = sents[i]
+	}
+	return Bound(out, limit)
+}
+
+// Bound returns sentences cut to what a digest shows: at most
+// [MaxSentences] sentences, together (joined by spaces) at most maxChars
+// characters (0: DefaultMaxChars), the last cut at a word and ended by "…"
+// where it would pass the bound. Empty sentences are dropped.
+func Bound(sentences []string, maxChars int) []string {
+	if maxChars <= 0 {
+		maxChars = DefaultMaxChars
+	}
+	var out []string
+	used := 0
+	for _, s := range sentences {
+		s = collapse(s)
+		if s == "" {
+			continue
+		}
+		if len(out) == MaxSentences {
+			break
+		}
+		if len(out) > 0 {
+			used++ // the joining space
+		}
+		n := utf8.RuneCountInString(s)
+		if used+n <= maxChars {
+			out = append(out, s)
+			used += n
+			continue
+		}
+		if room := maxChars - used; room >= 2 {
+			if p := prefix(s, room); p != "" {
+				out = append(out, p)
+			}
+		}
+		break
+	}
+	return out
+}
+
+// prefix returns s cut at a word to at most n characters including a final
+// "…"; s itself when it fits.
+func prefix(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	rs := []rune(s)
+	cut := n - 1 // room for the ellipsis
+	if cut <= 0 {
+		return ""
+	}
+	end := cut
+	for end > 0 && !unicode.IsSpace(rs[end]) {
+		end--
+	}
+	if end == 0 {
+		end = cut // one long word: cut inside it
+	}
+	p := strings.TrimRightFunc(string(rs[:end]), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	if p == "" {
+		return ""
+	}
+	return p + "…"
+}
+
+// Rank returns the indices of sentences, best first, as [Extractive]
+// scores them against the headline ("" for none).
+func Rank(sentences []string, headline string) []int {
+	n := len(sentences)
+	bags := make([]map[string]int, n)
+	sizes := make([]int, n)
+	for i, s := range sentences {
+		bags[i], sizes[i] = bag(s)
+	}
+	head, _ := bag(headline)
+
+	// Edge weights: shared content words over the log of the lengths
+	// (TextRank's similarity).
+	w := make([][]float64, n)
+	out := make([]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if sizes[i] < 2 || sizes[j] < 2 {
+				continue
+			}
+			common := overlap(bags[i], bags[j])
+			if common == 0 {
+				continue
+			}
+			sim := float64(common) / (math.Log(float64(sizes[i])) + math.Log(float64(sizes[j])))
+			w[i][j], w[j][i] = sim, sim
+			out[i] += sim
+			out[j] += sim
+		}
+	}
+
+	// The teleport: early sentences and those near the headline.
+	tele := make([]float64, n)
+	var total float64
+	for i := range tele {
+		tele[i] = 1 / float64(1+i)
+		if len(head) > 0 {
+			tele[i] *= 1 + 2*float64(overlap(bags[i], head))/float64(len(head))
+		}
+		total += tele[i]
+	}
+	for i := range tele {
+		tele[i] /= total
+	}
+
+	const damping = 0.85
+	rank := slices.Clone(tele)
+	next := make([]float64, n)
+	for iter := 0; iter < 50; iter++ {
+		var delta float64
+		for i := 0; i < n; i++ {
+			var s float64
+			for j := 0; j < n; j++ {
+				if w[j][i] > 0 {
+					s += w[j][i] / out[j] * rank[j]
+				}
+			}
+			next[i] = (1-damping)*tele[i] + damping*s
+		}
+		// Sentences with no edges give their rank back through the
+		// teleport, so ranks keep summing to one.
+		var lost float64
+		for j := 0; j < n; j++ {
+			if out[j] == 0 {
+				lost += rank[j]
+			}
+		}
+		for i := range next {
+			next[i] += damping * lost * tele[i]
+			delta += math.Abs(next[i] - rank[i])
+		}
+		rank, next = next, rank
+		if delta < 1e-9 {
+			break
+		}
+	}
+
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	fit := func(i int) bool {
+		words := len(strings.Fields(sentences[i]))
+		return words >= 4 && words <= 60
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if fa, fb := fit(a), fit(b); fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case rank[a] > rank[b]:
+			return -1
+		case rank[a] < rank[b]:
+			return 1
+		}
+		return a - b
+	})
+	return idx
+}
+
+func overlap(a, b map[string]int) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	for w := range a {
+		if b[w] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// bag returns the content words of s, normalized, and how many words s has.
+func bag(s string) (map[string]int, int) {
+	m := map[string]int{}
+	n := 0
+	for _, w := range Words(s) {
+		n++
+		if stop[w] || utf8.RuneCountInString(w) < 2 {
+			continue
+		}
+		if len(w) > 3 && strings.HasSuffix(w, "s") {
+			w = w[:len(w)-1]
+		}
+		m[w]++
+	}
+	return m, n
+}
+
+// Words returns the lower-cased words of s: runs of letters and digits
+// (with inner apostrophes, hyphens and decimal points), punctuation left
+// out. It is how summaries are compared, here and by ROUGE.
+func Words(s string) []string {
+	var out []string
+	rs := []rune(strings.ToLower(s))
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(rs) {
+			r := rs[j]
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				j++
+				continue
+			}
+			if (r == '\'' || r == '’' || r == '-' || r == '.' || r == ',') && j+1 < len(rs) &&
+				(unicode.IsLetter(rs[j+1]) || unicode.IsDigit(rs[j+1])) &&
+				(r != '.' && r != ',' || unicode.IsDigit(rs[j-1]) && unicode.IsDigit(rs[j+1])) {
+				j += 2
+				continue
+			}
+			break
+		}
+		out = append(out, string(rs[i:j]))
+		i = j
+	}
+	return out
+}
+
+// stop are function words of English, French and German, left out of the
+// similarity.
+var stop = set(
+	"the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "by", "with", "from", "as", "is", "are",
+	"was", "were", "be", "been", "has", "have", "had", "it", "its", "this", "that", "these", "those", "he", "she",
+	"they", "we", "you", "his", "her", "their", "our", "not", "no", "will", "would", "can", "could", "said", "says",
+	"which", "who", "what", "when", "than", "then", "there", "also", "into", "over", "after", "about", "more", "up",
+	"le", "la", "les", "un", "une", "des", "du", "de", "et", "ou", "en", "au", "aux", "dans", "sur", "par", "pour",
+	"avec", "est", "sont", "été", "il", "elle", "ils", "elles", "ce", "cette", "ces", "qui", "que", "qu'il", "ne",
+	"pas", "plus", "se", "sa", "son", "ses", "leur", "leurs", "l'a", "a", "ont", "d'un", "d'une", "selon",
+	"der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "aber", "in",
+	"im", "am", "an", "auf", "mit", "von", "vom", "zu", "zum", "zur", "für", "ist", "sind", "war", "wurde", "wird",
+	"hat", "haben", "er", "sie", "es", "wir", "nicht", "auch", "sich", "bei", "nach", "als", "wie", "dass", "noch",
+)
