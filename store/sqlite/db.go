@@ -64,6 +64,8 @@ type Options struct {
 	Clock Clock
 	// Logger receives the background sweep's failures; nil is silent.
 	Logger *slog.Logger
+
+	onSweep func(Swept, error) // tests: called after each background sweep
 }
 
 // DB is one SQLite file holding politefetch's state. It is safe for

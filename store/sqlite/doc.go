@@ -117,7 +117,7 @@
 // Hosts cooling down now, with the reason:
 //
 //	SELECT key, strikes, last_status, last_challenge, datetime(until_ns / 1000000000, 'unixepoch') AS until
-//	FROM ledger WHERE until_ns > CAST(unixepoch('subsec') * 1e9 AS INTEGER) ORDER BY until_ns DESC;
+//	FROM ledger WHERE until_ns > unixepoch() * 1000000000 ORDER BY until_ns DESC;
 //
 // Hosts whose robots.txt disallows everything:
 //

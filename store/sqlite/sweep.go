@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -37,7 +38,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (Swept, error) {
 		return s, err
 	}
 	if s.Total() > 0 {
-		if _, err := db.w.ExecContext(ctx, "PRAGMA incremental_vacuum(?)", db.opt.SweepBatch); err != nil {
+		if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", db.opt.SweepBatch)); err != nil {
 			return s, wrap("sweep: vacuum", "", err)
 		}
 	}
@@ -54,22 +55,31 @@ func (db *DB) sweepLoop() {
 		<-db.stop
 		cancel()
 	}()
-	wait := db.opt.SweepEvery
 	for {
 		select {
 		case <-db.stop:
 			return
-		case <-db.clk.After(wait):
+		case <-db.clk.After(db.opt.SweepEvery):
 		}
-		s, err := db.Sweep(ctx, db.clk.Now())
-		wait = db.opt.SweepEvery
-		switch {
-		case err != nil:
-			if db.opt.Logger != nil && ctx.Err() == nil {
-				db.opt.Logger.Warn("sqlite: expiry sweep failed", "path", db.path, "err", err)
+		for { // while a sweep found a full batch, go on at once, batch by batch
+			s, err := db.Sweep(ctx, db.clk.Now())
+			if db.opt.onSweep != nil {
+				db.opt.onSweep(s, err)
 			}
-		case s.Ledger == db.opt.SweepBatch || s.Validators == db.opt.SweepBatch || s.Schedule == db.opt.SweepBatch || s.Robots == db.opt.SweepBatch:
-			wait = 0 // more to do: go on, one bounded batch at a time
+			if err != nil {
+				if db.opt.Logger != nil && ctx.Err() == nil {
+					db.opt.Logger.Warn("sqlite: expiry sweep failed", "path", db.path, "err", err)
+				}
+				break
+			}
+			if !s.full(db.opt.SweepBatch) || ctx.Err() != nil {
+				break
+			}
 		}
 	}
+}
+
+// full reports whether a table gave a whole batch, so more may be waiting.
+func (s Swept) full(batch int) bool {
+	return s.Ledger >= batch || s.Validators >= batch || s.Schedule >= batch || s.Robots >= batch
 }
