@@ -15,8 +15,9 @@ import (
 type callInfo struct {
 	kind    Kind
 	source  *Source   // resolved admitted hosts, params and credential
-	referer string    // for images (S7)
+	referer string    // for images: their article page
 	accept  string    // replaces the Identity's Accept when set
+	maxBody int64     // lowers the body caps when positive (WithMaxBody)
 	rec     *recorder // &recorder for a Get; nil for robots.txt fetches
 	turn    *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
 

@@ -450,7 +450,7 @@ func (c *Client) send(hc *http.Client, req *http.Request) (*http.Response, error
 // content-codings; the error matches this package's body sentinels.
 func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
 	body, err := decode.ReadContext(resp.Request.Context(), resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
-		decode.Limits{MaxWire: c.policy.MaxWire, MaxDecoded: c.policy.MaxDecoded})
+		c.bodyLimits(resp))
 	if err != nil {
 		return nil, bodyError(err)
 	}
