@@ -25,10 +25,10 @@ type RobotsChecker interface {
 	CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool)
 }
 
-// RobotsGate is the layer that asks robots.txt before every request (S3, D1, V11):
+// RobotsGate is the layer that asks robots.txt before every request:
 // a refused URL gets a *[RefusedError] with Reason Robots and nothing is sent; an
 // allowed one goes on with the host's Crawl-delay handed to the [Pacer] below,
-// which lengthens the interval (V7). The robots.txt fetch itself goes through the
+// which lengthens the interval. The robots.txt fetch itself goes through the
 // chain the RobotsChecker was given, never through this gate.
 //
 // What it reads from a request: its URL. What it adds: the host's Crawl-delay,
@@ -104,7 +104,7 @@ type Ledger interface {
 	Observe(ctx context.Context, host string, o backoff.Outcome, now time.Time) (backoff.Event, error)
 }
 
-// LedgerGate is the layer that keeps a host's refusals (S4, D5, V12): a request to
+// LedgerGate is the layer that keeps a host's refusals: a request to
 // a host that is cooling down, or suspended for this kind, gets a *[RefusedError]
 // (Reason Cooldown or Suspended, with Until) and nothing is sent; every response is
 // shown to the ledger — status, Retry-After and, for a denial status or a page

@@ -23,7 +23,7 @@ import (
 // clock a [Client] is given, so that they agree with each other.
 type Clock = clock.Clock
 
-// Pacer is the layer that paces requests per host (D2, S2, V7, P1): the start of
+// Pacer is the layer that paces requests per host: the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
 // robots.txt Crawl-delay asks for longer; at most InFlight requests are in flight
@@ -53,7 +53,7 @@ type Clock = clock.Clock
 // The zero Pacer paces at DefaultInterval, one in flight per host, over
 // [http.DefaultTransport]. Set the fields before the first RoundTrip; a Pacer is
 // safe for concurrent use and must not be copied after first use. Pacing holds
-// across every goroutine sharing one Pacer (P1).
+// across every goroutine sharing one Pacer.
 type Pacer struct {
 	Next        http.RoundTripper // nil: http.DefaultTransport
 	Interval    time.Duration     // 0: DefaultInterval
@@ -64,7 +64,7 @@ type Pacer struct {
 	// Schedule, when set, is asked after the local turn: every start and
 	// in-flight slot is claimed in it under a lease, so Pacers of several
 	// processes sharing it keep the interval and the in-flight limit between
-	// them (P1). nil: pacing holds within this Pacer only.
+	// them. nil: pacing holds within this Pacer only.
 	Schedule Schedule
 	// ScheduleTimeout bounds each call to the Schedule. 0:
 	// DefaultScheduleTimeout.

@@ -8,7 +8,7 @@ import (
 )
 
 // Schedule is per-host pacing state shared by several processes, so that
-// politeness holds across all of them (P1): the latest start of a request to
+// politeness holds across all of them: the latest start of a request to
 // each key (a host, or a site), and the key's in-flight slots, each held by a
 // lease. Each process's [Pacer] keeps its own queue; once a request's local turn
 // comes, the Pacer acquires a lease in the Schedule for it, reports each moment

@@ -42,7 +42,7 @@ type baseConfig struct {
 
 // newBase returns the base transport of the chain: no proxy, no compression of
 // its own, at most inFlight connections per host, every address checked at connect
-// time by the netguard dialer (V10, D8), TLS verified against roots (nil: the
+// time by the netguard dialer, TLS verified against roots (nil: the
 // system's), HTTP/1.1.
 func newBase(c baseConfig) *http.Transport {
 	var res netguard.Resolver = &netguard.DNSCache{TTL: c.dnsTTL}
@@ -58,7 +58,7 @@ func newBase(c baseConfig) *http.Transport {
 		Timeout:  15 * time.Second,
 	}
 	t := &http.Transport{
-		Proxy:                  nil, // never from the environment (D10)
+		Proxy:                  nil, // never from the environment
 		DisableCompression:     true,
 		MaxConnsPerHost:        c.inFlight,
 		MaxIdleConns:           1000,
@@ -182,8 +182,8 @@ func (c *tracedConn) Close() error {
 }
 
 // connSlots counts, per address, the connections dialled and not yet closed, and
-// makes a dial wait while max of them are (one per host: D2, and the auditor's
-// connection rule). Go's transport frees a host's connection slot before it
+// makes a dial wait while max of them are (one per host, as the policy and the
+// auditor's connection rule ask). Go's transport frees a host's connection slot before it
 // closes the old connection, so without this the next connection could be opened
 // while the old one is still open. A host's entry goes once its last connection
 // is closed.

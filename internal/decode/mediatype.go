@@ -9,7 +9,7 @@ import (
 // MediaType returns the media type of h's Content-Type, lower case and
 // without parameters ("text/html"), and true; or "" and false when the
 // header is missing, empty, not "type/subtype", or given several times with
-// different values (V12: a missing media type refuses the deposit). Invalid
+// different values (a missing media type refuses the deposit). Invalid
 // parameters do not hide a valid media type.
 func MediaType(h http.Header) (string, bool) {
 	values := h.Values("Content-Type")

@@ -14,7 +14,7 @@ import (
 // DefaultDialTimeout bounds one connection attempt when Dialer.Timeout is 0.
 const DefaultDialTimeout = 30 * time.Second
 
-// Dialer connects only to addresses its Guard admits (V10). Its DialContext
+// Dialer connects only to addresses its Guard admits. Its DialContext
 // fits [net/http.Transport.DialContext].
 //
 // For a name, DialContext resolves it through Resolver and checks every

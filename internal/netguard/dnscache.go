@@ -29,7 +29,7 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// DNSCache is a [Resolver] that caches another one's answers locally (D8):
+// DNSCache is a [Resolver] that caches another one's answers locally:
 // each answer is kept for TTL, a "not found" answer for NegativeTTL, and at
 // most MaxEntries answers are kept, the oldest evicted first. Concurrent
 // lookups of one name share a single lookup of the underlying Resolver.
