@@ -21,11 +21,11 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 	if body == nil {
 		return
 	}
-	blocks := detect(body, false)
-	if n := textLen(blocks); n < minBody {
+	blocks, named := detect(body, false)
+	if n := textLen(blocks); n < minBody && named {
 		// Names misled the detector (a wrapper called "ad-container"):
 		// measure again by the text alone, and keep that if it finds more.
-		if alt := detect(body, true); textLen(alt) > 2*n {
+		if alt, _ := detect(body, true); textLen(alt) > 2*n {
 			blocks = alt
 		}
 	}
@@ -38,8 +38,9 @@ const minBody = 250
 
 // detect measures body's elements, chooses the body's containers and renders
 // them. With plain set, class and id names are not read (hidden elements and
-// tags still are).
-func detect(body *html.Node, plain bool) []Block {
+// tags still are). It also reports whether an element with content was left
+// out for its name alone.
+func detect(body *html.Node, plain bool) ([]Block, bool) {
 	d := &detector{index: make(map[*html.Node]int32, 1024), plain: plain}
 	d.measure(body, 0)
 	d.markSkipped()
@@ -49,7 +50,7 @@ func detect(body *html.Node, plain bool) []Block {
 		r.render(n, 0)
 	}
 	r.flush()
-	return r.blocks
+	return r.blocks, d.named
 }
 
 func textLen(blocks []Block) int {
@@ -179,6 +180,7 @@ type detector struct {
 	index map[*html.Node]int32
 	path  []int32 // the ancestors of the element being measured
 	plain bool    // class and id names are not read
+	named bool    // an element with content was left out for its name alone
 }
 
 func (d *detector) get(n *html.Node) *stats {
@@ -241,6 +243,9 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 	switch kind {
 	case kindDrop:
 		s.skip = true
+		if n.FirstChild != nil && !d.plain && !d.named && classify(n, true) == kindPlain {
+			d.named = true
+		}
 		return i
 	case kindNote:
 		s.note = true
@@ -249,6 +254,9 @@ func (d *detector) measure(n *html.Node, depth int) int32 {
 		// Boilerplate by its name, unless it plainly holds an article.
 		if !(paras >= 3 && text >= 600 && s.linkDensity() < 0.3) {
 			s.skip = true
+			if text > 0 && !d.plain && classify(n, true) == kindPlain {
+				d.named = true
+			}
 			return i
 		}
 	}
