@@ -120,3 +120,22 @@ func TestHTML_Charset(t *testing.T) {
 		t.Errorf("Content-Type charset not decoded: %q", a.Text())
 	}
 }
+
+// BenchmarkHTML reads each page of testdata/body: parse, metadata and body.
+func BenchmarkHTML(b *testing.B) {
+	for _, name := range []string{"news", "blog", "layout-table"} {
+		page, err := os.ReadFile("testdata/body/" + name + ".html")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := HTML(page, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
