@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 // order they arrived, one interval apart, each after the previous one released its
 // slot (D2, P1). Runs under synctest: the waits are exact and take no real time.
 func TestPacer_D2_FIFOAndInterval(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: time.Second}
 		ctx := context.Background()
@@ -57,6 +59,7 @@ func TestPacer_D2_FIFOAndInterval(t *testing.T) {
 // TestPacer_D2_OneInFlight: with the interval long past, a second request still
 // waits for the first one's release (one in flight per host, D2).
 func TestPacer_D2_OneInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: 10 * time.Millisecond}
 		ctx := context.Background()
@@ -92,6 +95,7 @@ func TestPacer_D2_OneInFlight(t *testing.T) {
 // TestPacer_V7_CrawlDelayLengthens: a per-request minimum (the Crawl-delay)
 // longer than the interval wins; a shorter one changes nothing (V7).
 func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: time.Second}
 		ctx := context.Background()
@@ -114,6 +118,7 @@ func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
 // (D2), and a waiter whose context ends leaves the queue without holding up the
 // next one.
 func TestPacer_D2_BandAndCancel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: 2 * time.Second, IntervalMax: 5 * time.Second}
 		ctx := context.Background()
@@ -151,6 +156,7 @@ func TestPacer_D2_BandAndCancel(t *testing.T) {
 // TestPacer_IdleStateReleased: the state of 10,000 hosts is dropped once they are
 // idle past their interval.
 func TestPacer_IdleStateReleased(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Interval: time.Second}
 		ctx := context.Background()
@@ -173,6 +179,7 @@ func TestPacer_IdleStateReleased(t *testing.T) {
 // TestPacer_P1_SharedScheduleAcrossProcesses: two Pacers (two processes) sharing
 // one Schedule keep the host's interval between their requests (P1).
 func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		shared := &MemorySchedule{}
 		a := &Pacer{Interval: time.Second, Schedule: shared}
@@ -213,6 +220,7 @@ func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
 // after its claim (a slow write) pushes the other process's next start 300 ms
 // later: the Schedule holds the real start, not the claim (P1).
 func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		shared := &MemorySchedule{}
 		a := &Pacer{Interval: time.Second, Schedule: shared}
@@ -315,4 +323,58 @@ func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
 	if d := l.Check(context.Background(), "news.example", backoff.Article, time.Now()); d.Allowed {
 		t.Error("the 429 started no cool-down")
 	}
+}
+
+// TestPacer_P1_OneKeyPerHost: pacing keys a request by internal/hostkey's one
+// key, as the ledger, robots.txt and the validators do: case, a trailing dot
+// and the scheme's default port make no other host; another port does (it may
+// be another server). NextStart tells when the host's next request may start.
+func TestPacer_P1_OneKeyPerHost(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pacer{Interval: time.Second}
+		ctx := context.Background()
+		key := func(raw string) string {
+			u, err := url.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := pacingKey(ctx, u, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k
+		}
+		for _, tc := range []struct{ url, want string }{
+			{"https://example.com/a", "example.com"},
+			{"https://Example.COM:443/a", "example.com"},
+			{"https://example.com./a", "example.com"},
+			{"http://example.com:80/a", "example.com"},
+			{"https://example.com:8443/a", "example.com:8443"},
+		} {
+			if got := key(tc.url); got != tc.want {
+				t.Errorf("key of %s = %q, want %q", tc.url, got, tc.want)
+			}
+		}
+		u, _ := url.Parse("https://Example.COM:443/a")
+		if next := p.NextStart(u); !next.IsZero() {
+			t.Fatalf("NextStart of an unknown host = %v, want zero (now)", next)
+		}
+		release, _, err := p.waitTurn(ctx, key("https://example.com/x"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if got, want := p.NextStart(u), time.Now().Add(time.Second); !got.Equal(want) {
+			t.Fatalf("NextStart after a start = %v, want %v", got, want)
+		}
+		other, _ := url.Parse("https://example.com:8443/a")
+		if next := p.NextStart(other); !next.IsZero() {
+			t.Fatalf("NextStart of another port = %v, want zero", next)
+		}
+		time.Sleep(time.Second)
+		if next := p.NextStart(u); !next.IsZero() {
+			t.Fatalf("NextStart once the interval passed = %v, want zero", next)
+		}
+	})
 }
