@@ -2,11 +2,14 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,3 +136,73 @@ func TestCrawler_V3_FeedAndListDisagree(t *testing.T) {
 		t.Fatalf("mismatch %+v, want feed 999, list 7, article 7", m)
 	}
 }
+
+// A pass whose lease runs out (its renewal stalled, the clock moved on)
+// sends nothing more: another owner may hold the lease by then (V7).
+func TestCrawler_V7_PassStopsWhenItsLeaseRunsOut(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("lease.example")
+	for range 6 {
+		s.AddArticle(politetest.Article{})
+	}
+	clk := clock.NewManual(t0)
+	st := new(MemoryState)
+	var other Lease
+	var otherErr error
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, Vault, testInterval)), Clock: clk, State: st,
+		Sources: []Source{siteSource(s.Name(), Vault, false)}, Owner: "a", LeaseTTL: time.Minute}
+	c.OnEvent = func(e Event) {
+		if e.Kind == EventDeposited && other.Owner == "" {
+			// Past a's lease, all at once: b takes the source over.
+			clk.Set(t0.Add(2 * time.Minute))
+			other, otherErr = st.AcquireLease(context.Background(), s.Name(), "b", clk.Now(), time.Hour)
+		}
+	}
+	rep, err := c.Pass(context.Background(), s.Name())
+	if otherErr != nil || other.Owner != "b" {
+		t.Fatalf("b could not take the expired lease: %v", otherErr)
+	}
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("a's pass ended with %v, want ErrLeaseLost", err)
+	}
+	// The first deposit, and at most the one read already under way.
+	if n := articleRequests(web, s.Name(), s.Articles()); n > 2 {
+		t.Fatalf("%d articles read by a pass whose lease had run out after the first (report %+v)", n, rep)
+	}
+	l, err := st.RenewLease(context.Background(), s.Name(), "b", clk.Now(), time.Hour)
+	if err != nil || l.Owner != "b" {
+		t.Fatalf("a's pass ending released b's lease: %+v, %v", l, err)
+	}
+}
+
+// The logger gets a line per pass with its counts; no logger, no output.
+func TestCrawler_LoggerLinesPerPass(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 1, ArticlesPerHost: 2, Seed: 12})
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), nil))
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), Logger: log,
+		Sources: []Source{siteSource(info.Sites[0].Name, StrictNews, false)}}
+	mustPass(t, c, info.Sites[0].Name)
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	for _, want := range []string{`msg="crawl: pass-ended" source=news-1.example`, "deposited=2", `msg="crawl: trigger-read"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "level=DEBUG") {
+		t.Errorf("debug lines at the default level:\n%s", out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -105,6 +105,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 		rep.Err = fmt.Errorf("%w: %s", ErrInactive, src.ID)
 		return rep, rep.Err
 	}
+	held := &heldLease{expires: lease.Expires, cancel: cancel}
 	renew.Add(1)
 	go func() {
 		defer renew.Done()
@@ -114,13 +115,15 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 				return
 			case <-c.clk.After(ttl / 3):
 			}
-			if _, err := c.state.RenewLease(pctx, src.ID, c.owner, c.clk.Now(), ttl); err != nil {
+			l, err := c.state.RenewLease(pctx, src.ID, c.owner, c.clk.Now(), ttl)
+			if err != nil {
 				if pctx.Err() == nil {
 					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Err: err})
 				}
 				cancel() // never two passes at once: stop before the next request
 				return
 			}
+			held.renewed(l.Expires)
 		}
 	}()
 	c.emit(Event{Kind: EventPassStarted, Source: src.ID, Count: int(lease.Pass)})
@@ -142,7 +145,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 	if err := pctx.Err(); err != nil {
 		return c.endPass(rep, c.passErr(ctx, src.ID, err))
 	}
-	err = c.readArticles(pctx, &src, lease.Pass, rep)
+	err = c.readArticles(pctx, &src, lease.Pass, held, rep)
 	if err == nil {
 		err = pctx.Err()
 	}
@@ -392,7 +395,7 @@ type job struct {
 
 // readArticles reads every pending article of the source through the
 // stages: per-host readers, extractors, one depositor.
-func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, rep *PassReport) error {
+func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, held *heldLease, rep *PassReport) error {
 	_, maxReads, maxFailures, hostQ, qsize, nex := c.limits()
 	refs, err := c.state.Refs(ctx, src.ID)
 	if err != nil {
@@ -461,6 +464,12 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, re
 			defer readers.Done()
 			for _, j := range hosts[h] {
 				if !gate.enter() {
+					return
+				}
+				if !held.valid(c.clk.Now()) {
+					// The lease ran out before it could be renewed: another
+					// owner may hold it now, so nothing more is sent.
+					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Host: h})
 					return
 				}
 				c.read(stop, src, pass, maxReads, fsrc, j)
@@ -808,4 +817,32 @@ func (g *failGate) close() {
 	g.closed = true
 	g.mu.Unlock()
 	g.cond.Broadcast()
+}
+
+// heldLease is a pass's view of its lease: until when it holds, as the last
+// acquire or renewal said. A reader checks it before every request, so a
+// lease that ran out (a stalled renewal, a clock moved on) stops the pass
+// before another owner's pass could overlap it.
+type heldLease struct {
+	mu      sync.Mutex
+	expires time.Time
+	cancel  context.CancelFunc
+}
+
+func (h *heldLease) renewed(expires time.Time) {
+	h.mu.Lock()
+	h.expires = expires
+	h.mu.Unlock()
+}
+
+// valid reports whether the lease still holds at now; when it does not, it
+// ends the pass.
+func (h *heldLease) valid(now time.Time) bool {
+	h.mu.Lock()
+	ok := now.Before(h.expires)
+	h.mu.Unlock()
+	if !ok {
+		h.cancel()
+	}
+	return ok
 }

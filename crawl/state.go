@@ -76,6 +76,10 @@ type State interface {
 	// Failure records a deposit outcome of the pass: failed true adds one
 	// to the consecutive failures, false resets them to zero. It returns
 	// the count after the change.
+	//
+	// Attempt and Failure for a pass other than the source's latest return
+	// ErrLeaseLost (in a *LeaseError): a newer pass has begun, and the
+	// older one must stop.
 	Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error)
 
 	// Forget removes everything kept for the source (withdrawal).
@@ -365,7 +369,7 @@ func (m *MemoryState) Attempt(ctx context.Context, source string, pass uint64, k
 	defer m.mu.Unlock()
 	s := m.src(source)
 	if pass != s.pass {
-		return 0, fmt.Errorf("crawl: attempt in pass %d of %s, whose pass is %d", pass, source, s.pass)
+		return 0, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
 	}
 	s.attempts[key]++
 	return s.attempts[key], nil
@@ -377,7 +381,7 @@ func (m *MemoryState) Failure(ctx context.Context, source string, pass uint64, f
 	defer m.mu.Unlock()
 	s := m.src(source)
 	if pass != s.pass {
-		return 0, fmt.Errorf("crawl: failure in pass %d of %s, whose pass is %d", pass, source, s.pass)
+		return 0, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
 	}
 	if failed {
 		s.failures++

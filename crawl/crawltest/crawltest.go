@@ -262,6 +262,12 @@ func testAttempts(t *testing.T, st crawl.State) {
 	if got := ok(st.Attempt(ctx, "s", l2.Pass, "1"))(t); got != 1 {
 		t.Fatalf("a new pass's first attempt counted %d, want 1", got)
 	}
+	if _, err := st.Attempt(ctx, "s", l.Pass, "1"); !errors.Is(err, crawl.ErrLeaseLost) {
+		t.Fatalf("an attempt in an older pass: %v, want ErrLeaseLost", err)
+	}
+	if _, err := st.Failure(ctx, "s", l.Pass, true); !errors.Is(err, crawl.ErrLeaseLost) {
+		t.Fatalf("a failure in an older pass: %v, want ErrLeaseLost", err)
+	}
 }
 
 func testAttemptsConcurrent(t *testing.T, st crawl.State) {
