@@ -478,7 +478,7 @@ func classify(n *html.Node, plain bool) elementKind {
 	if cls == "" && id == "" {
 		return kindPlain
 	}
-	for _, c := range strings.Fields(cls) {
+	for c := range strings.FieldsSeq(cls) {
 		if hiddenClasses[c] {
 			return kindDrop
 		}
