@@ -21,7 +21,6 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/store/sqlite"
 )
 
 // logFlags are the logging flags every long-running command shares.
@@ -106,16 +105,6 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, err := sqlite.Open(ctx, *storePath, nil)
-	if err != nil {
-		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
-	}
-	defer db.Close()
-	state, deposits, durable, err := crawlStores(db)
-	if err != nil {
-		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
-	}
-
 	// What the operator sees: a live line on a terminal, else log lines.
 	liveOn := *live == "on" || (*live == "auto" && isTerminalWriter(stderr))
 	var logger *slog.Logger
@@ -124,9 +113,6 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		logger = slog.New(quiet{lf.handler(stderr)})
 	} else {
 		logger = slog.New(lf.handler(stderr))
-	}
-	if !durable {
-		logger.Warn("this store keeps the fetch state (ledger, robots.txt, validators, pacing) but not yet the crawl state and deposits: they last as long as this process; set outputs.jsonl to keep the deposits", "store", *storePath)
 	}
 	obs := newObserver(fp.Interval, nil)
 	if *metricsAddr != "" {
@@ -141,25 +127,23 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		logger.Info("metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
 	}
 
-	opts, err := nf.fetchOptions()
-	if err != nil {
-		return fmt.Errorf("crawl: %w", err)
-	}
-	opts = append(opts,
-		fetch.WithLedgerStore(db.Ledger()),
-		fetch.WithValidatorStore(db.Validators()),
-		fetch.WithRobotsStore(db.Robots()),
-		fetch.WithSchedule(db.Schedule()),
+	// The client's per-read records feed the counters; they reach the log
+	// only at -log-level debug.
+	client, db, err := openClient(ctx, cfg, *storePath, &nf,
 		fetch.WithLedgerEvents(obs.ledgerEvent),
-		// The client's per-read records feed the counters; they reach the
-		// log only at -log-level debug.
-		fetch.WithLogger(slog.New(&logHandler{o: obs, next: logger.Handler()})),
-	)
-	client, err := fetch.New(fp, opts...)
+		fetch.WithLogger(slog.New(&logHandler{o: obs, next: logger.Handler()})))
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
+	defer db.Close()
 	defer client.Close()
+	state, deposits, durable, err := crawlStores(db)
+	if err != nil {
+		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
+	}
+	if !durable {
+		logger.Warn("this store keeps the fetch state (ledger, robots.txt, validators, pacing) but not yet the crawl state and deposits: they last as long as this process; set outputs.jsonl to keep the deposits", "store", *storePath)
+	}
 
 	if out := cfg.JSONLPath(); out != "" {
 		jw, err := openJSONLOutput(out, deposits)

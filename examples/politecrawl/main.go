@@ -30,6 +30,10 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "politecrawl:", err)
 		}
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.Code) // an answer that is "no": refused, or failed verification
+		}
 		os.Exit(2)
 	}
 }
@@ -64,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runSources(args[1:], stdout, stderr)
 	case "crawl":
 		return runCrawl(args[1:], stdout, stderr)
+	case "explain":
+		return runExplain(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
