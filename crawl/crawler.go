@@ -31,6 +31,9 @@ const (
 	DefaultHostQueue       = 1000
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
+	// RetryAfterError is how long Run waits before a source's next pass
+	// when its last one could not run (a State that did not answer).
+	RetryAfterError = time.Minute
 )
 
 // Errors of a Crawler.
@@ -379,7 +382,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 	}
 	done := make(chan string, len(c.order))
 	busy := map[string]bool{}
-	held := map[string]time.Time{} // sources whose lease another owner holds: not before
+	held := map[string]time.Time{} // sources not to start before: their lease held elsewhere, or their last pass failed
 	var heldMu sync.Mutex
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -419,13 +422,22 @@ func (c *Crawler) Run(ctx context.Context) error {
 					defer func() { done <- id }()
 					_, err := c.pass(ctx, src, false)
 					var le *LeaseError
-					if errors.As(err, &le) && errors.Is(err, ErrLeaseHeld) {
+					var notBefore time.Time
+					switch {
+					case err == nil || ctx.Err() != nil:
+					case errors.As(err, &le) && errors.Is(err, ErrLeaseHeld):
 						// Another process runs this source's pass: look
 						// again when its lease ends.
-						heldMu.Lock()
-						held[id] = le.Held.Expires
-						heldMu.Unlock()
+						notBefore = le.Held.Expires
+					default:
+						// A pass that could not run (a store that did not
+						// answer, a lease lost) is tried again a little
+						// later, not at once.
+						notBefore = c.clk.Now().Add(RetryAfterError)
 					}
+					heldMu.Lock()
+					held[id] = notBefore
+					heldMu.Unlock()
 				}()
 				continue
 			}
