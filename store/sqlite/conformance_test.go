@@ -8,6 +8,8 @@ import (
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/backoff/backofftest"
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/crawl/crawltest"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/fetch/fetchtest"
 	"github.com/politefetch/politefetch/robots"
@@ -51,4 +53,12 @@ func TestScheduleConformance(t *testing.T) {
 
 func TestRobotsConformance(t *testing.T) {
 	robotstest.Run(t, func(t *testing.T) robots.Store { return openTest(t, nil).Robots() })
+}
+
+func TestCrawlStateConformance(t *testing.T) {
+	crawltest.Run(t, func(t *testing.T) crawl.State { return openTest(t, nil).CrawlState() })
+}
+
+func TestDepositsConformance(t *testing.T) {
+	crawltest.RunDeposits(t, func(t *testing.T) crawl.Deposits { return openTest(t, nil).Deposits() })
 }

@@ -66,11 +66,78 @@ CREATE TABLE schedule_lease (
 	PRIMARY KEY (host, owner)
 ) WITHOUT ROWID;
 `,
+	// 3: leases swept by expiry; the crawl state and the deposits.
+	`
+CREATE INDEX schedule_lease_expires ON schedule_lease (expires_ns);
+
+CREATE TABLE crawl_source (
+	source           TEXT PRIMARY KEY,
+	last_trigger_ns  INTEGER NOT NULL DEFAULT 0,
+	next_trigger_ns  INTEGER NOT NULL DEFAULT 0,
+	last_backlog_ns  INTEGER NOT NULL DEFAULT 0,
+	next_backlog_ns  INTEGER NOT NULL DEFAULT 0,
+	embargo_ns       INTEGER NOT NULL DEFAULT 0,
+	slowed_ns        INTEGER NOT NULL DEFAULT 0,
+	lease_owner      TEXT    NOT NULL DEFAULT '',
+	lease_expires_ns INTEGER NOT NULL DEFAULT 0,
+	pass             INTEGER NOT NULL DEFAULT 0,
+	failures         INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TABLE crawl_ref (
+	source        TEXT    NOT NULL,
+	key           TEXT    NOT NULL,
+	url           TEXT    NOT NULL,
+	feed_id       TEXT    NOT NULL,
+	list_id       TEXT    NOT NULL,
+	published_ns  INTEGER NOT NULL,
+	excerpt       TEXT,
+	first_seen_ns INTEGER NOT NULL,
+	outcome       INTEGER NOT NULL,
+	note          TEXT    NOT NULL,
+	settled_ns    INTEGER NOT NULL,
+	PRIMARY KEY (source, key)
+) WITHOUT ROWID;
+CREATE INDEX crawl_ref_seen ON crawl_ref (source, first_seen_ns, key);
+
+CREATE TABLE crawl_attempt (
+	source TEXT    NOT NULL,
+	pass   INTEGER NOT NULL,
+	key    TEXT    NOT NULL,
+	reads  INTEGER NOT NULL,
+	PRIMARY KEY (source, pass, key)
+) WITHOUT ROWID;
+
+CREATE TABLE envelope (
+	id     INTEGER PRIMARY KEY,
+	digest TEXT    NOT NULL UNIQUE,
+	length INTEGER NOT NULL,
+	body   BLOB    NOT NULL
+);
+
+CREATE TABLE deposit (
+	id          INTEGER PRIMARY KEY,
+	source      TEXT    NOT NULL,
+	key         TEXT    NOT NULL,
+	url         TEXT    NOT NULL,
+	read_at_ns  INTEGER NOT NULL,
+	digest      TEXT    NOT NULL,
+	media_type  TEXT    NOT NULL,
+	envelope_id INTEGER REFERENCES envelope (id),
+	proof       TEXT,
+	article     TEXT,
+	excerpt     TEXT,
+	stored_ns   INTEGER NOT NULL,
+	UNIQUE (source, digest)
+);
+CREATE INDEX deposit_read ON deposit (source, read_at_ns);
+CREATE INDEX deposit_envelope ON deposit (envelope_id);
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

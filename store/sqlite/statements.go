@@ -15,7 +15,17 @@ type statements struct {
 	schedSet, schedGet, schedStarted, schedSweep                  *sql.Stmt
 	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
+	leaseSweep                                                    *sql.Stmt
+
+	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
+	srcRenew, srcRelease, srcFailure, srcForget                      *sql.Stmt
+	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
+	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
+
+	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
 }
+
+const refCols = `key, url, feed_id, list_id, published_ns, excerpt, first_seen_ns, outcome, note, settled_ns`
 
 func (db *DB) prepare(ctx context.Context) error {
 	s := &db.stmts
@@ -48,6 +58,34 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.robotsGet, false, `SELECT outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure FROM robots WHERE host = ?1`},
 		{&s.robotsPut, true, `INSERT INTO robots (host, outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (host) DO UPDATE SET outcome = excluded.outcome, status = excluded.status, failure = excluded.failure, body = excluded.body, fetched_at_ns = excluded.fetched_at_ns, expires_ns = excluded.expires_ns, stale = excluded.stale, last_failure = excluded.last_failure`},
 		{&s.robotsSweep, true, `DELETE FROM robots WHERE host IN (SELECT host FROM robots WHERE expires_ns < ?1 LIMIT ?2)`},
+		{&s.leaseSweep, true, `DELETE FROM schedule_lease WHERE (host, owner) IN (SELECT host, owner FROM schedule_lease WHERE expires_ns <= ?1 LIMIT ?2)`},
+
+		{&s.srcSchedule, false, `SELECT last_trigger_ns, next_trigger_ns, last_backlog_ns, next_backlog_ns, embargo_ns, slowed_ns FROM crawl_source WHERE source = ?1`},
+		{&s.srcSetSchedule, true, `INSERT INTO crawl_source (source, last_trigger_ns, next_trigger_ns, last_backlog_ns, next_backlog_ns, embargo_ns, slowed_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (source) DO UPDATE SET last_trigger_ns = excluded.last_trigger_ns, next_trigger_ns = excluded.next_trigger_ns, last_backlog_ns = excluded.last_backlog_ns, next_backlog_ns = excluded.next_backlog_ns, embargo_ns = excluded.embargo_ns, slowed_ns = excluded.slowed_ns`},
+		{&s.srcLease, true, `SELECT lease_owner, lease_expires_ns, pass FROM crawl_source WHERE source = ?1`},
+		{&s.srcLeaseRead, false, `SELECT lease_owner, lease_expires_ns, pass FROM crawl_source WHERE source = ?1`},
+		{&s.srcSetLease, true, `INSERT INTO crawl_source (source, lease_owner, lease_expires_ns, pass, failures) VALUES (?1, ?2, ?3, ?4, 0) ON CONFLICT (source) DO UPDATE SET lease_owner = excluded.lease_owner, lease_expires_ns = excluded.lease_expires_ns, pass = excluded.pass, failures = 0`},
+		{&s.srcRenew, true, `UPDATE crawl_source SET lease_expires_ns = ?4 WHERE source = ?1 AND lease_owner = ?2 AND lease_owner != '' AND lease_expires_ns > ?3 RETURNING pass`},
+		{&s.srcRelease, true, `UPDATE crawl_source SET lease_owner = '', lease_expires_ns = 0 WHERE source = ?1 AND lease_owner = ?2 AND lease_owner != ''`},
+		{&s.srcFailure, true, `UPDATE crawl_source SET failures = CASE WHEN ?3 THEN failures + 1 ELSE 0 END WHERE source = ?1 AND pass = ?2 RETURNING failures`},
+		{&s.srcForget, true, `UPDATE crawl_source SET last_trigger_ns = 0, next_trigger_ns = 0, last_backlog_ns = 0, next_backlog_ns = 0, embargo_ns = 0, slowed_ns = 0, failures = 0 WHERE source = ?1`},
+		{&s.refGet, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
+		{&s.refGetW, true, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
+		{&s.refPut, true, `INSERT INTO crawl_ref (source, ` + refCols + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, key) DO UPDATE SET url = excluded.url, feed_id = excluded.feed_id, list_id = excluded.list_id, published_ns = excluded.published_ns, excerpt = excluded.excerpt`},
+		{&s.refList, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 ORDER BY first_seen_ns, key`},
+		{&s.refSettle, true, `UPDATE crawl_ref SET outcome = ?3, note = ?4, settled_ns = ?5 WHERE source = ?1 AND key = ?2`},
+		{&s.refForget, true, `DELETE FROM crawl_ref WHERE source = ?1`},
+		{&s.attemptAdd, true, `INSERT INTO crawl_attempt (source, pass, key, reads) VALUES (?1, ?2, ?3, 1) ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
+		{&s.attemptDropOld, true, `DELETE FROM crawl_attempt WHERE source = ?1 AND pass < ?2`},
+		{&s.attemptForget, true, `DELETE FROM crawl_attempt WHERE source = ?1`},
+
+		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
+		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},
+		{&s.envID, true, `SELECT id FROM envelope WHERE digest = ?1`},
+		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, digest) DO NOTHING`},
+		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
+		{&s.depWithdraw, true, `DELETE FROM deposit WHERE source = ?1 RETURNING envelope_id`},
+		{&s.envDropOrphan, true, `DELETE FROM envelope WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM deposit WHERE envelope_id = ?1)`},
 	} {
 		on := db.r
 		if p.write {

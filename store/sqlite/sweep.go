@@ -8,16 +8,16 @@ import (
 
 // Swept counts the rows one [DB.Sweep] deleted, per table.
 type Swept struct {
-	Ledger, Validators, Schedule, Robots int
+	Ledger, Validators, Schedule, Leases, Robots int
 }
 
 // Total is the sum of the counts.
-func (s Swept) Total() int { return s.Ledger + s.Validators + s.Schedule + s.Robots }
+func (s Swept) Total() int { return s.Ledger + s.Validators + s.Schedule + s.Leases + s.Robots }
 
 // Sweep runs one bounded expiry sweep at now: from each table it deletes at
 // most the DB's SweepBatch rows that are past their lifetime (ledger
 // records that hold nothing, validators older than ValidatorRetain, latest
-// starts older than ScheduleRetain, robots.txt records expired for longer
+// starts older than ScheduleRetain, expired in-flight leases, robots.txt records expired for longer
 // than RobotsRetain), each table in its own short transaction, then returns
 // up to SweepBatch free pages to the file system. Deposits and crawl state
 // are never swept. The background sweep calls it every SweepEvery.
@@ -32,6 +32,9 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (Swept, error) {
 		return s, err
 	}
 	if s.Schedule, err = db.deleteBatch(ctx, "schedule sweep", db.stmts.schedSweep, n-int64(db.opt.ScheduleRetain)); err != nil {
+		return s, err
+	}
+	if s.Leases, err = db.deleteBatch(ctx, "schedule lease sweep", db.stmts.leaseSweep, n); err != nil {
 		return s, err
 	}
 	if s.Robots, err = db.deleteBatch(ctx, "robots sweep", db.stmts.robotsSweep, n-int64(db.opt.RobotsRetain)); err != nil {
@@ -81,5 +84,5 @@ func (db *DB) sweepLoop() {
 
 // full reports whether a table gave a whole batch, so more may be waiting.
 func (s Swept) full(batch int) bool {
-	return s.Ledger >= batch || s.Validators >= batch || s.Schedule >= batch || s.Robots >= batch
+	return s.Ledger >= batch || s.Validators >= batch || s.Schedule >= batch || s.Leases >= batch || s.Robots >= batch
 }

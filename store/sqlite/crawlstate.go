@@ -1,0 +1,325 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/feed"
+)
+
+// CrawlState is the crawler's [crawl.State] in the DB's crawl_source,
+// crawl_ref and crawl_attempt tables: each source's schedule, pass lease
+// and pass number, the references it announced (so a restarted crawler
+// knows what it has already read), and the per-pass counters. The lease
+// operations and the counters are each one IMMEDIATE transaction or one
+// statement, atomic across processes; the time is the callers'. A new pass
+// deletes the attempt counts of the older ones. Crawl state is never swept:
+// [CrawlState.Forget] removes a source's. It is safe for concurrent use.
+type CrawlState struct{ db *DB }
+
+// CrawlState returns the DB's crawl state store.
+func (db *DB) CrawlState() *CrawlState { return &CrawlState{db} }
+
+var _ crawl.State = (*CrawlState)(nil)
+
+// Schedule implements [crawl.State].
+func (s *CrawlState) Schedule(ctx context.Context, source string) (crawl.Schedule, error) {
+	if err := s.db.check("crawl schedule get", source); err != nil {
+		return crawl.Schedule{}, err
+	}
+	var lt, nt, lb, nb, em, sl int64
+	err := s.db.stmts.srcSchedule.QueryRowContext(ctx, source).Scan(&lt, &nt, &lb, &nb, &em, &sl)
+	if errors.Is(err, sql.ErrNoRows) {
+		return crawl.Schedule{}, nil
+	}
+	if err != nil {
+		return crawl.Schedule{}, wrap("crawl schedule get", source, err)
+	}
+	return crawl.Schedule{LastTrigger: fromNS(lt), NextTrigger: fromNS(nt), LastBacklog: fromNS(lb), NextBacklog: fromNS(nb),
+		Embargo: fromNS(em), Slowed: fromNS(sl)}, nil
+}
+
+// SetSchedule implements [crawl.State].
+func (s *CrawlState) SetSchedule(ctx context.Context, source string, sc crawl.Schedule) error {
+	if err := s.db.check("crawl schedule set", source); err != nil {
+		return err
+	}
+	_, err := s.db.stmts.srcSetSchedule.ExecContext(ctx, source, toNS(sc.LastTrigger), toNS(sc.NextTrigger),
+		toNS(sc.LastBacklog), toNS(sc.NextBacklog), toNS(sc.Embargo), toNS(sc.Slowed))
+	return wrap("crawl schedule set", source, err)
+}
+
+// lease reads the source's lease and pass inside tx.
+func (s *CrawlState) lease(ctx context.Context, tx *sql.Tx, source string) (crawl.Lease, error) {
+	var l crawl.Lease
+	var exp int64
+	err := tx.StmtContext(ctx, s.db.stmts.srcLease).QueryRowContext(ctx, source).Scan(&l.Owner, &exp, &l.Pass)
+	if errors.Is(err, sql.ErrNoRows) {
+		return crawl.Lease{}, nil
+	}
+	l.Expires = fromNS(exp)
+	return l, err
+}
+
+// AcquireLease implements [crawl.State] in one IMMEDIATE transaction.
+func (s *CrawlState) AcquireLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (crawl.Lease, error) {
+	if owner == "" || ttl <= 0 {
+		return crawl.Lease{}, &Error{Op: "crawl lease acquire", Key: source, Err: errors.New("a lease needs an owner and a positive ttl")}
+	}
+	var got crawl.Lease
+	var held error
+	err := s.db.write(ctx, "crawl lease acquire", source, false, func(tx *sql.Tx) error {
+		cur, err := s.lease(ctx, tx, source)
+		if err != nil {
+			return err
+		}
+		if cur.Owner != "" && now.Before(cur.Expires) {
+			held = &crawl.LeaseError{Source: source, Held: cur, Err: crawl.ErrLeaseHeld}
+			return nil
+		}
+		got = crawl.Lease{Owner: owner, Expires: now.Add(ttl), Pass: cur.Pass + 1}
+		if _, err := tx.StmtContext(ctx, s.db.stmts.srcSetLease).ExecContext(ctx, source, owner, toNS(got.Expires), int64(got.Pass)); err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.db.stmts.attemptDropOld).ExecContext(ctx, source, int64(got.Pass))
+		return err
+	})
+	if err != nil {
+		return crawl.Lease{}, err
+	}
+	if held != nil {
+		return crawl.Lease{}, held
+	}
+	return got, nil
+}
+
+// RenewLease implements [crawl.State] in one statement.
+func (s *CrawlState) RenewLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (crawl.Lease, error) {
+	if err := s.db.check("crawl lease renew", source); err != nil {
+		return crawl.Lease{}, err
+	}
+	l := crawl.Lease{Owner: owner, Expires: now.Add(ttl)}
+	var pass int64
+	err := s.db.stmts.srcRenew.QueryRowContext(ctx, source, owner, toNS(now), toNS(l.Expires)).Scan(&pass)
+	if err == nil {
+		l.Pass = uint64(pass)
+		return l, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return crawl.Lease{}, wrap("crawl lease renew", source, err)
+	}
+	return crawl.Lease{}, s.lost(ctx, source)
+}
+
+// lost is the ErrLeaseLost of source, with its lease as it stands.
+func (s *CrawlState) lost(ctx context.Context, source string) error {
+	var held crawl.Lease
+	var exp int64
+	err := s.db.stmts.srcLeaseRead.QueryRowContext(ctx, source).Scan(&held.Owner, &exp, &held.Pass)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return wrap("crawl lease read", source, err)
+	}
+	held.Expires = fromNS(exp)
+	return &crawl.LeaseError{Source: source, Held: held, Err: crawl.ErrLeaseLost}
+}
+
+// ReleaseLease implements [crawl.State].
+func (s *CrawlState) ReleaseLease(ctx context.Context, source, owner string) error {
+	if err := s.db.check("crawl lease release", source); err != nil {
+		return err
+	}
+	_, err := s.db.stmts.srcRelease.ExecContext(ctx, source, owner)
+	return wrap("crawl lease release", source, err)
+}
+
+// refRow scans a crawl_ref row (the columns of refCols).
+func scanRef(sc interface{ Scan(...any) error }, r *crawl.RefState) error {
+	var pub, first, settled int64
+	var outcome int
+	var excerpt sql.NullString
+	if err := sc.Scan(&r.Key, &r.URL, &r.FeedID, &r.ListID, &pub, &excerpt, &first, &outcome, &r.Note, &settled); err != nil {
+		return err
+	}
+	r.Published, r.FirstSeen, r.Settled, r.Outcome = fromNS(pub), fromNS(first), fromNS(settled), crawl.Outcome(outcome)
+	r.Excerpt = nil
+	if excerpt.Valid {
+		r.Excerpt = new(feed.Excerpt)
+		if err := json.Unmarshal([]byte(excerpt.String), r.Excerpt); err != nil {
+			return &Error{Op: "crawl ref read", Key: r.Key, Kind: ErrCorrupt, Err: err}
+		}
+	}
+	return nil
+}
+
+func excerptJSON(e *feed.Excerpt) (sql.NullString, error) {
+	if e == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(e)
+	return sql.NullString{String: string(b), Valid: true}, err
+}
+
+// See implements [crawl.State] in one IMMEDIATE transaction.
+func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState, now time.Time) (crawl.RefState, bool, error) {
+	if ref.Key == "" {
+		return crawl.RefState{}, false, &Error{Op: "crawl ref see", Key: source, Err: errors.New("a reference needs a key")}
+	}
+	var out crawl.RefState
+	var created bool
+	err := s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(tx *sql.Tx) error {
+		err := scanRef(tx.StmtContext(ctx, s.db.stmts.refGetW).QueryRowContext(ctx, source, ref.Key), &out)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			created = true
+			out = crawl.RefState{Key: ref.Key, FirstSeen: now}
+		case err != nil:
+			return err
+		}
+		merge(&out, ref)
+		ex, err := excerptJSON(out.Excerpt)
+		if err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.db.stmts.refPut).ExecContext(ctx, source, out.Key, out.URL, out.FeedID, out.ListID,
+			toNS(out.Published), ex, toNS(out.FirstSeen), int(out.Outcome), out.Note, toNS(out.Settled))
+		return err
+	})
+	if err != nil {
+		return crawl.RefState{}, false, err
+	}
+	return out, created, nil
+}
+
+// merge folds what ref says that is new into r; the identity (Key,
+// FirstSeen) and the outcome stay.
+func merge(r *crawl.RefState, ref crawl.RefState) {
+	if ref.URL != "" {
+		r.URL = ref.URL
+	}
+	if ref.FeedID != "" {
+		r.FeedID = ref.FeedID
+	}
+	if ref.ListID != "" {
+		r.ListID = ref.ListID
+	}
+	if !ref.Published.IsZero() {
+		r.Published = ref.Published
+	}
+	if ref.Excerpt != nil {
+		e := *ref.Excerpt
+		r.Excerpt = &e
+	}
+}
+
+// Ref implements [crawl.State].
+func (s *CrawlState) Ref(ctx context.Context, source, key string) (crawl.RefState, bool, error) {
+	if err := s.db.check("crawl ref get", source+" "+key); err != nil {
+		return crawl.RefState{}, false, err
+	}
+	var r crawl.RefState
+	err := scanRef(s.db.stmts.refGet.QueryRowContext(ctx, source, key), &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return crawl.RefState{}, false, nil
+	}
+	if err != nil {
+		return crawl.RefState{}, false, wrap("crawl ref get", source+" "+key, err)
+	}
+	return r, true, nil
+}
+
+// Refs implements [crawl.State].
+func (s *CrawlState) Refs(ctx context.Context, source string) ([]crawl.RefState, error) {
+	if err := s.db.check("crawl refs", source); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.stmts.refList.QueryContext(ctx, source)
+	if err != nil {
+		return nil, wrap("crawl refs", source, err)
+	}
+	defer rows.Close()
+	var out []crawl.RefState
+	for rows.Next() {
+		var r crawl.RefState
+		if err := scanRef(rows, &r); err != nil {
+			return nil, wrap("crawl refs", source, err)
+		}
+		out = append(out, r)
+	}
+	return out, wrap("crawl refs", source, rows.Err())
+}
+
+// Settle implements [crawl.State].
+func (s *CrawlState) Settle(ctx context.Context, source, key string, outcome crawl.Outcome, note string, now time.Time) error {
+	if err := s.db.check("crawl ref settle", source+" "+key); err != nil {
+		return err
+	}
+	res, err := s.db.stmts.refSettle.ExecContext(ctx, source, key, int(outcome), note, toNS(now))
+	if err != nil {
+		return wrap("crawl ref settle", source+" "+key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err == nil {
+			err = errors.New("unknown reference")
+		}
+		return wrap("crawl ref settle", source+" "+key, err)
+	}
+	return nil
+}
+
+// Attempt implements [crawl.State] in one IMMEDIATE transaction.
+func (s *CrawlState) Attempt(ctx context.Context, source string, pass uint64, key string) (int, error) {
+	var n int
+	var lost error
+	err := s.db.write(ctx, "crawl attempt", source+" "+key, false, func(tx *sql.Tx) error {
+		cur, err := s.lease(ctx, tx, source)
+		if err != nil {
+			return err
+		}
+		if cur.Pass != pass {
+			lost = &crawl.LeaseError{Source: source, Held: cur, Err: crawl.ErrLeaseLost}
+			return nil
+		}
+		return tx.StmtContext(ctx, s.db.stmts.attemptAdd).QueryRowContext(ctx, source, int64(pass), key).Scan(&n)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if lost != nil {
+		return 0, lost
+	}
+	return n, nil
+}
+
+// Failure implements [crawl.State] in one statement.
+func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error) {
+	if err := s.db.check("crawl failure", source); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.db.stmts.srcFailure.QueryRowContext(ctx, source, int64(pass), failed).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, s.lost(ctx, source)
+	}
+	if err != nil {
+		return 0, wrap("crawl failure", source, err)
+	}
+	return n, nil
+}
+
+// Forget implements [crawl.State]: the source's references, counters and
+// schedule go; its pass number (and any lease) stays, so a later pass is
+// never confused with an earlier one.
+func (s *CrawlState) Forget(ctx context.Context, source string) error {
+	return s.db.write(ctx, "crawl forget", source, true, func(tx *sql.Tx) error {
+		for _, st := range []*sql.Stmt{s.db.stmts.refForget, s.db.stmts.attemptForget, s.db.stmts.srcForget} {
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, source); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
