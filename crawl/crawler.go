@@ -144,6 +144,7 @@ type Crawler struct {
 	sources map[string]*Source
 	order   []string
 	running map[string]context.CancelFunc
+	stages  map[string]*passStages
 	counts  counts
 }
 
@@ -171,6 +172,7 @@ func (c *Crawler) init() error {
 		}
 		c.sources = map[string]*Source{}
 		c.running = map[string]context.CancelFunc{}
+		c.stages = map[string]*passStages{}
 		for i := range c.Sources {
 			s := c.Sources[i]
 			if err := s.Validate(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
@@ -456,12 +457,29 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 	context.AfterFunc(stop, gate.close)
 	extractQ := make(chan *job, qsize)
 	depositQ := make(chan *job, qsize)
+	ps := &passStages{extractQ: extractQ, depositQ: depositQ}
+	ps.Stage = Stage{Source: src.ID, Pass: pass}
+	ps.waiting.Store(int64(rep.Queued))
+	ps.hosts.Store(int64(len(order)))
+	c.mu.Lock()
+	c.stages[src.ID] = ps
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.stages, src.ID)
+		c.mu.Unlock()
+	}()
 
 	var readers sync.WaitGroup
 	for _, h := range order {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
+			left := len(hosts[h])
+			defer func() {
+				ps.waiting.Add(-int64(left))
+				ps.hosts.Add(-1)
+			}()
 			for _, j := range hosts[h] {
 				if !gate.enter() {
 					return
@@ -472,6 +490,8 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Host: h})
 					return
 				}
+				left--
+				ps.waiting.Add(-1)
 				c.read(stop, src, pass, maxReads, fsrc, j)
 				select {
 				case extractQ <- j:
@@ -845,4 +865,37 @@ func (h *heldLease) valid(now time.Time) bool {
 		h.cancel()
 	}
 	return ok
+}
+
+// Stage is a snapshot of one running pass's stages: how many articles
+// wait in its per-host queues and on how many hosts, and how many wait for
+// extraction and for the depositor (each queue holds at most QueueSize).
+type Stage struct {
+	Source  string
+	Pass    uint64
+	Hosts   int // hosts whose reader is still at work
+	Waiting int // articles queued for reading, not yet sent
+	Extract int // read, waiting for an extractor
+	Deposit int // extracted, waiting for the depositor
+}
+
+type passStages struct {
+	Stage
+	waiting, hosts     atomic.Int64
+	extractQ, depositQ chan *job
+}
+
+// Stages returns a snapshot of every pass under way, in no particular
+// order: a view of the back-pressure between the stages.
+func (c *Crawler) Stages() []Stage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Stage, 0, len(c.stages))
+	for _, ps := range c.stages {
+		st := ps.Stage
+		st.Hosts, st.Waiting = int(ps.hosts.Load()), int(ps.waiting.Load())
+		st.Extract, st.Deposit = len(ps.extractQ), len(ps.depositQ)
+		out = append(out, st)
+	}
+	return out
 }
