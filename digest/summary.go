@@ -56,8 +56,10 @@ var ErrNoText = errors.New("digest: article has no text to summarize")
 // French and German left out, a plural's final s dropped) two sentences
 // share, normalized by their lengths; the rank is PageRank over it with a
 // teleport that prefers the start of the story (weight 1/(1+position)) and
-// sentences that share words with the headline, since news puts what
-// matters first. Sentences under four words, or over sixty, are left out
+// sentences that share words with the headline, and the rank is then
+// weighed by 1/(1+position)^1.5, since news puts what matters first: the
+// lead sentence is nearly always kept, and the second is the one central
+// to the story among the next few. Sentences under four words, or over sixty, are left out
 // unless nothing else remains. The two best are returned in reading order.
 //
 // A summary never copies the whole body (D6): when the body has two
@@ -271,6 +273,10 @@ func Rank(sentences []string, headline string) []int {
 		}
 	}
 
+	// News puts what matters first: the rank is weighed by position too.
+	for i := range rank {
+		rank[i] *= math.Pow(float64(1+i), -positionExponent)
+	}
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
@@ -296,6 +302,9 @@ func Rank(sentences []string, headline string) []int {
 	})
 	return idx
 }
+
+// positionExponent weighs a sentence's rank by 1/(1+position)^1.5.
+const positionExponent = 1.5
 
 func overlap(a, b map[string]int) int {
 	if len(a) > len(b) {
