@@ -3,9 +3,10 @@
 // ([DB.Ledger], a [backoff.Store]), the validators of conditional GET
 // ([DB.Validators], a [fetch.ValidatorStore]), the shared pacing schedule
 // ([DB.Schedule], a [fetch.Schedule], so several processes on one machine
-// share politeness through the file) and the robots.txt records
-// ([DB.Robots], a [robots.Store]). Each passes its package's conformance
-// suite unchanged. A crawler that forgets these when it restarts is rude
+// share politeness through the file), the robots.txt records ([DB.Robots],
+// a [robots.Store]), the crawler's state ([DB.CrawlState], a [crawl.State])
+// and its deposits ([DB.Deposits], [crawl.Deposits]). Each passes its
+// package's conformance suite unchanged. A crawler that forgets these when it restarts is rude
 // the moment it comes back.
 //
 //	db, err := sqlite.Open(ctx, "politefetch.db", nil)
@@ -39,7 +40,13 @@
 //     the writes since the last one. No state write waits for an fsync, which
 //     is what keeps a crawl of thousands of hosts from being bound by the
 //     disk, without batching writes (a batch would hold back a refusal that
-//     another process must see at once).
+//     another process must see at once). The crawl state is written the
+//     same way: a reference or counter lost with the power costs one more
+//     read, which the deposits' deduplication absorbs.
+//   - A deposit, and a withdrawal, is committed with synchronous=FULL: the
+//     WAL is synced before Put returns, so a deposit reported stored
+//     survives the machine's crash as well as the process's. Concurrent
+//     Puts queue for the one writer; each pays its own sync.
 //
 // # Expiry
 //
@@ -112,7 +119,72 @@
 //	stale          INTEGER           1: a last good copy kept after failed fetches
 //	last_failure   TEXT              why the latest fetch failed, when stale
 //
+// crawl_source, one row per source the crawler has scheduled or leased:
+//
+//	source            TEXT PRIMARY KEY  the source's ID
+//	last_trigger_ns   INTEGER           when the trigger (feed) was last read
+//	next_trigger_ns   INTEGER           when it is next due
+//	last_backlog_ns   INTEGER           when the backlog was last walked in full
+//	next_backlog_ns   INTEGER           when it is next due
+//	embargo_ns        INTEGER           earliest instant an embargoed article may be read
+//	slowed_ns         INTEGER           until when the site asked us to slow down
+//	lease_owner       TEXT              the pass lease's holder, '' when free
+//	lease_expires_ns  INTEGER           when the lease ends unless renewed
+//	pass              INTEGER           the current (or last) pass, from 1
+//	failures          INTEGER           consecutive deposit failures in that pass
+//
+// crawl_ref, one row per article a source announced (the known references):
+//
+//	source, key       TEXT              the source and the article's identifier in it (the primary key)
+//	url               TEXT              the article's address
+//	feed_id, list_id  TEXT              the identifiers the trigger and the backlog gave
+//	published_ns      INTEGER           the date the trigger or list gave
+//	excerpt           TEXT              the feed's story as JSON, or NULL
+//	first_seen_ns     INTEGER           when it was first announced
+//	outcome           INTEGER           0 pending, 1 deposited, 2 excerpted, 3 excluded, 4 mismatch
+//	note, settled_ns  TEXT, INTEGER     why and when the story ended
+//
+// crawl_attempt, reads of an article in the current pass: source, pass, key
+// (the primary key) and reads.
+//
+// envelope, one row per distinct envelope (a response body as received,
+// content-codings removed):
+//
+//	id                INTEGER PRIMARY KEY
+//	digest            TEXT UNIQUE       "sha256:<hex>" of body
+//	length            INTEGER           bytes
+//	body              BLOB
+//
+// deposit, one row per deposit, in the order they were put:
+//
+//	id                INTEGER PRIMARY KEY
+//	source            TEXT              the source's ID
+//	key               TEXT              the article's identifier in its source
+//	url               TEXT              the final URL of the read, or the excerpt's link
+//	read_at_ns        INTEGER           the instant of the read (the proof's)
+//	digest            TEXT              the envelope's digest, or the excerpt's; UNIQUE with source
+//	media_type        TEXT              the envelope's media type
+//	envelope_id       INTEGER           the envelope (NULL for an excerpt)
+//	proof             TEXT              the proof of fetch, provenance/v1 JSON
+//	article           TEXT              the extracted article, JSON, or NULL
+//	excerpt           TEXT              the feed's story, JSON, for an excerpt deposit
+//	stored_ns         INTEGER           when the deposit was committed
+//
 // # Queries
+//
+// Deposits per source, with their read instants:
+//
+//	SELECT source, count(*) AS deposits, strftime('%Y-%m-%dT%H:%M:%SZ', min(read_at_ns) / 1000000000, 'unixepoch') AS first_read,
+//	       strftime('%Y-%m-%dT%H:%M:%SZ', max(read_at_ns) / 1000000000, 'unixepoch') AS last_read
+//	FROM deposit GROUP BY source ORDER BY source;
+//
+// One source's deposits, with their envelopes' sizes and the proofs' final
+// URLs:
+//
+//	SELECT d.key, strftime('%Y-%m-%dT%H:%M:%SZ', d.read_at_ns / 1000000000, 'unixepoch') AS read_at, e.length,
+//	       json_extract(d.proof, '$.final_url') AS final_url
+//	FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = 'news-1' ORDER BY d.id;
+//
 //
 // Hosts cooling down now, with the reason:
 //
