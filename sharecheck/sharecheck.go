@@ -1,0 +1,265 @@
+package sharecheck
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/internal/sniff"
+)
+
+// Defaults for the zero fields of a [Checker].
+const (
+	// DefaultMaxBytes caps an image's body: a share image is a preview,
+	// and a larger one is not used.
+	DefaultMaxBytes = 8 << 20
+	// DefaultCacheSize is how many image URLs a Checker remembers.
+	DefaultCacheSize = 4096
+	// MaxRedirects is the most redirects an image may take to be used,
+	// whatever the Client's policy follows.
+	MaxRedirects = 3
+)
+
+// Image is a share image to check, as a story names it.
+type Image struct {
+	// URL is the image's address, absolute or relative to Page.
+	URL string
+	// Page is the article page that names the image, sent as the Referer.
+	Page string
+	// Credit is the image's credit as the page or feed states it (a
+	// photographer, an agency); "" when none is stated. It is passed
+	// through to the Result.
+	Credit string
+}
+
+// Result is the answer for one image.
+type Result struct {
+	// URL is the image URL checked, absolute.
+	URL string
+	// FinalURL is the URL to link to: the image's address after redirects;
+	// "" when nothing was read.
+	FinalURL string
+	// MediaType is the format the bytes show ("image/jpeg", "image/png",
+	// "image/webp" or "image/gif"); "" when they show none of them.
+	MediaType string
+	// Width and Height are the image's dimensions in pixels; 0 when unknown.
+	Width, Height int
+	// Bytes is the size of the body read; 0 when none was.
+	Bytes int64
+	// Credit is the Image's Credit.
+	Credit string
+	// Err is nil when the image is usable, else an *UnusableError saying why.
+	Err error
+}
+
+// Usable reports whether the story may use the image: Err is nil.
+func (r *Result) Usable() bool { return r.Err == nil }
+
+// Checker checks share images through one fetch.Client, each image URL
+// once. Set Client; the zero value of every other field works. A Checker is
+// safe for concurrent use; do not change its fields after the first Check.
+// It owns no goroutine and does not close the Client.
+type Checker struct {
+	// Client reads the images: the crawler's own, so the same identity,
+	// pacing, robots.txt and ledger apply. Required.
+	Client *fetch.Client
+	// MaxBytes caps an image's body; a larger image is not used. 0:
+	// DefaultMaxBytes. The Client's policy caps still apply.
+	MaxBytes int64
+	// CacheSize is how many image URLs' answers are remembered, the least
+	// recently asked forgotten first. 0: DefaultCacheSize.
+	CacheSize int
+
+	mu    sync.Mutex
+	byURL map[string]*entry
+	lru   list.List // of *entry, most recently asked first
+}
+
+// entry is one image URL's answer, or the read in flight that will give it.
+type entry struct {
+	key  string
+	elem *list.Element
+	done chan struct{} // closed when res is set
+	res  Result
+	gone bool // the read was abandoned (its caller's context ended): ask again
+}
+
+// ErrNoClient is returned (in Result.Err's chain) by a Checker without a Client.
+var ErrNoClient = errors.New("sharecheck: Checker has no Client")
+
+// Check returns whether img may be used. The first Check of an image URL
+// reads it; later ones, and concurrent ones while it is read, get the same
+// answer without a request, with their own Credit. An answer is remembered
+// whatever it says, except when ctx ended before the read did: then nothing
+// is remembered, and the Result's Err wraps ctx's error.
+func (c *Checker) Check(ctx context.Context, img Image) Result {
+	u, err := resolve(img)
+	if err != nil {
+		return Result{URL: img.URL, Credit: img.Credit, Err: &UnusableError{URL: img.URL, Reason: InvalidURL, Err: err}}
+	}
+	key := u.String()
+	if c.Client == nil {
+		return Result{URL: key, Credit: img.Credit, Err: &UnusableError{URL: key, Reason: InvalidURL, Err: ErrNoClient}}
+	}
+	for {
+		e, leader := c.enter(key)
+		if !leader {
+			select {
+			case <-e.done:
+				if e.gone {
+					continue
+				}
+				res := e.res
+				res.Credit = img.Credit
+				return res
+			case <-ctx.Done():
+				return Result{URL: key, Credit: img.Credit, Err: &UnusableError{URL: key, Reason: Unreachable, Err: ctx.Err()}}
+			}
+		}
+		res := c.read(ctx, key, img.Page)
+		c.finish(e, res, ctx.Err() != nil && !res.Usable())
+		res.Credit = img.Credit
+		return res
+	}
+}
+
+// enter returns key's entry, making it (and reporting leader) when there is
+// none, and marks it most recently asked.
+func (c *Checker) enter(key string) (e *entry, leader bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byURL == nil {
+		c.byURL = make(map[string]*entry)
+	}
+	if e := c.byURL[key]; e != nil {
+		c.lru.MoveToFront(e.elem)
+		return e, false
+	}
+	e = &entry{key: key, done: make(chan struct{})}
+	e.elem = c.lru.PushFront(e)
+	c.byURL[key] = e
+	size := c.CacheSize
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	// Forget the least recently asked answers; a read in flight is kept
+	// until it ends (its waiters hold it), so the cache may briefly exceed
+	// its size by the reads in flight.
+	for el := c.lru.Back(); el != nil && c.lru.Len() > size; {
+		prev := el.Prev()
+		old := el.Value.(*entry)
+		select {
+		case <-old.done:
+			c.lru.Remove(el)
+			delete(c.byURL, old.key)
+		default:
+		}
+		el = prev
+	}
+	return e, true
+}
+
+// finish sets e's answer and wakes its waiters; an abandoned read is
+// forgotten so the next Check reads again.
+func (c *Checker) finish(e *entry, res Result, abandoned bool) {
+	c.mu.Lock()
+	e.res, e.gone = res, abandoned
+	if abandoned && c.byURL[e.key] == e {
+		c.lru.Remove(e.elem)
+		delete(c.byURL, e.key)
+	}
+	c.mu.Unlock()
+	close(e.done)
+}
+
+// Len returns how many image URLs' answers the Checker remembers, reads in
+// flight included.
+func (c *Checker) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// read reads the image at key once through the chain and judges its bytes.
+func (c *Checker) read(ctx context.Context, key, page string) Result {
+	max := c.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	opts := []fetch.GetOption{fetch.AsKind(fetch.KindImage), fetch.WithMaxBody(max)}
+	if page != "" {
+		opts = append(opts, fetch.WithReferer(page))
+	}
+	out := Result{URL: key}
+	res, err := c.Client.Get(ctx, key, opts...)
+	if res != nil {
+		out.FinalURL, out.Bytes = res.FinalURL, res.Wire
+	}
+	if err != nil {
+		out.Err = &UnusableError{URL: key, Reason: reasonOf(err), Err: err}
+		return out
+	}
+	switch {
+	case res.Status != http.StatusOK:
+		out.Err = &UnusableError{URL: key, Reason: Status, Status: res.Status, Err: res.Depositable()}
+		return out
+	case len(res.Hops) > MaxRedirects+1:
+		out.Err = &UnusableError{URL: key, Reason: Redirects, Err: fetch.ErrTooManyRedirects}
+		return out
+	}
+	cfg, err := sniff.Image(res.Body)
+	out.MediaType = cfg.Format.MediaType()
+	out.Width, out.Height = cfg.Width, cfg.Height
+	switch {
+	case errors.Is(err, sniff.ErrNotImage):
+		out.Err = &UnusableError{URL: key, Reason: NotImage, Err: err}
+	case err != nil:
+		out.Err = &UnusableError{URL: key, Reason: Corrupt, Err: err}
+	}
+	return out
+}
+
+// reasonOf classifies an error of the Get.
+func reasonOf(err error) Reason {
+	var dns *net.DNSError
+	var refused *fetch.RefusedError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return UnknownHost
+	case errors.As(err, &refused) && refused.Reason == fetch.TooManyRedirects:
+		return Redirects
+	case errors.As(err, &refused):
+		return Refused
+	case errors.Is(err, fetch.ErrWireTooLarge), errors.Is(err, fetch.ErrDecodedTooLarge):
+		return TooLarge
+	case errors.Is(err, fetch.ErrTruncated), errors.Is(err, fetch.ErrUnknownCoding),
+		errors.Is(err, fetch.ErrCorrupt), errors.Is(err, fetch.ErrTooManyCodings):
+		return Unreadable
+	}
+	return Unreachable
+}
+
+// resolve returns img's URL made absolute against its page.
+func resolve(img Image) (*url.URL, error) {
+	u, err := url.Parse(img.URL)
+	if err != nil {
+		return nil, err
+	}
+	if !u.IsAbs() && img.Page != "" {
+		base, err := url.Parse(img.Page)
+		if err != nil {
+			return nil, err
+		}
+		u = base.ResolveReference(u)
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return nil, ErrNotAbsolute
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
