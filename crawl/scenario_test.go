@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -64,10 +65,12 @@ func TestCrawler_P1_ScenarioOf200HostsHasNoViolation(t *testing.T) {
 // 200 ms late, under a 1 s interval per host, through a Crawler with one
 // source per host: robots.txt, the feed, then the 20 articles. The
 // politeness bound is 21 intervals per host (22 requests) plus the last
-// answer. It reports the wall time against that bound, the auditor's
+// answer's latency: 21.2 s. It reports the wall time against that bound, the auditor's
 // violations, the process's CPU per article (the web runs in the same
 // process, so this includes the server's TLS and handlers) and its peak
-// RSS. Run it once: -benchtime=1x.
+// RSS. Deposits are counted and dropped, so the figures are the crawler's,
+// not an in-memory store's holding 10,000 envelopes. Run it once:
+// -benchtime=1x.
 func BenchmarkCrawl(b *testing.B) {
 	const hosts, articles = 500, 20
 	for b.Loop() {
@@ -82,7 +85,7 @@ func BenchmarkCrawl(b *testing.B) {
 			sources = append(sources, siteSource(s.Name(), Vault, false))
 		}
 		p := testPolicy(b, Vault, time.Second)
-		c := &Crawler{Client: newClient(b, web, p), Sources: sources}
+		c := &Crawler{Client: newClient(b, web, p), Sources: sources, Deposits: new(countingDeposits)}
 		var ru0 syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 		start := time.Now()
@@ -114,7 +117,9 @@ func BenchmarkCrawl(b *testing.B) {
 				last = r.Finished
 			}
 		}
-		bound := (articles + 1) * time.Second // 22 requests per host: 21 intervals
+		// 22 requests per host: 21 intervals, and then the last answer,
+		// which may take up to the web's 200 ms.
+		bound := (articles+1)*time.Second + 200*time.Millisecond
 		// Where time beyond the bound went: hosts starting late (the first
 		// start of the last host to begin: 500 TLS set-ups at once), and
 		// each host's drift (its last start minus its first, beyond 21
@@ -131,7 +136,7 @@ func BenchmarkCrawl(b *testing.B) {
 		var lateStart, drift, maxDrift time.Duration
 		for h, f := range firstAt {
 			lateStart = max(lateStart, f.Sub(first))
-			d := lastAt[h].Sub(f) - bound
+			d := lastAt[h].Sub(f) - (articles+1)*time.Second
 			drift += d
 			maxDrift = max(maxDrift, d)
 		}
@@ -152,3 +157,17 @@ func BenchmarkCrawl(b *testing.B) {
 		}
 	}
 }
+
+// countingDeposits counts deposits and keeps none.
+type countingDeposits struct{ n atomic.Int64 }
+
+func (d *countingDeposits) Put(ctx context.Context, dep *Deposit) (bool, error) {
+	d.n.Add(1)
+	return true, nil
+}
+
+func (d *countingDeposits) List(ctx context.Context, source string, since time.Time) ([]*Deposit, error) {
+	return nil, nil
+}
+
+func (d *countingDeposits) Withdraw(ctx context.Context, source string) (int, error) { return 0, nil }
