@@ -137,13 +137,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 	defer client.Close()
-	state, deposits, durable, err := crawlStores(db)
-	if err != nil {
-		return fmt.Errorf("crawl: store %s: %w", *storePath, err)
-	}
-	if !durable {
-		logger.Warn("this store keeps the fetch state (ledger, robots.txt, validators, pacing) but not yet the crawl state and deposits: they last as long as this process; set outputs.jsonl to keep the deposits", "store", *storePath)
-	}
+	state, deposits := crawlStores(db)
 
 	if out := cfg.JSONLPath(); out != "" {
 		jw, err := openJSONLOutput(out, deposits)
@@ -152,6 +146,14 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		}
 		defer jw.Close()
 		deposits = jw
+	}
+	if out := cfg.WARCPath(); out != "" {
+		ww, err := openWARCOutput(out, deposits)
+		if err != nil {
+			return fmt.Errorf("crawl: outputs.warc: %w", err)
+		}
+		defer ww.Close()
+		deposits = ww
 	}
 
 	c := &crawl.Crawler{

@@ -89,6 +89,9 @@ type Outputs struct {
 	// JSONL, when set, has each new deposit appended as one JSON line
 	// (relative to the config's folder).
 	JSONL string `json:"jsonl"`
+	// WARC, when set, has each new full deposit appended to a WARC 1.1
+	// file (gzip per record; relative to the config's folder).
+	WARC string `json:"warc"`
 }
 
 // ErrConfig is matched (errors.Is) by every *ConfigError.
@@ -174,6 +177,14 @@ func (c *Config) JSONLPath() string {
 		return ""
 	}
 	return c.rel(c.Outputs.JSONL)
+}
+
+// WARCPath returns outputs.warc relative to the config's folder, or "".
+func (c *Config) WARCPath() string {
+	if c.Outputs.WARC == "" {
+		return ""
+	}
+	return c.rel(c.Outputs.WARC)
 }
 
 func (c *Config) rel(p string) string {

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/provenance/warc"
 )
 
 // depositLine is one deposit as a JSON line.
@@ -80,4 +82,49 @@ func (j *jsonlOutput) Close() error {
 	defer j.mu.Unlock()
 	j.w.Flush()
 	return j.f.Close()
+}
+
+// warcDeposit is a full deposit as provenance/warc archives it: a 200 read
+// over HTTP, the envelope with its media type, and its proof.
+func warcDeposit(d *crawl.Deposit) warc.Deposit {
+	h := http.Header{}
+	if d.MediaType != "" {
+		h.Set("Content-Type", d.MediaType)
+	}
+	return warc.Deposit{Proof: d.Proof, Envelope: d.Envelope, ResponseHeader: h, Status: http.StatusOK}
+}
+
+// warcOutput appends every new full deposit to a .warc.gz file as it is
+// put (each record its own gzip member, so a file appended to by several
+// runs stays one valid WARC file). Excerpts are not reads: they have no
+// proof and are not archived.
+type warcOutput struct {
+	crawl.Deposits
+	mu sync.Mutex
+	f  *os.File
+	ww *warc.Writer
+}
+
+func openWARCOutput(path string, next crawl.Deposits) (*warcOutput, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &warcOutput{Deposits: next, f: f, ww: &warc.Writer{W: f, Gzip: true}}, nil
+}
+
+func (o *warcOutput) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
+	added, err := o.Deposits.Put(ctx, d)
+	if err != nil || !added || d.Proof == nil || d.Envelope == nil {
+		return added, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return added, o.ww.Write(warcDeposit(d))
+}
+
+func (o *warcOutput) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.f.Close()
 }

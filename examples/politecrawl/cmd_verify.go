@@ -1,0 +1,172 @@
+package main
+
+// politecrawl verify -config FILE [-store FILE] | verify FILE.warc[.gz]:
+// every deposit's proof of fetch checked again, offline, against the pinned
+// roots at its read instant, and its envelope against the proof's digest
+// and length. A line per failure with the check that broke, a summary, and
+// exit status 1 on any failure.
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/provenance/warc"
+	"github.com/politefetch/politefetch/store/sqlite"
+)
+
+// storeFlags are the flags of the commands that read a crawl's store.
+type storeFlags struct {
+	config string
+	store  string
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.config, "config", "", "the configuration file: its sources, and its store unless -store is given")
+	fs.StringVar(&s.store, "store", "", "the SQLite file (default: the config's)")
+}
+
+// open loads the config and opens its store's deposits.
+func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *sqlite.DB, crawl.Deposits, error) {
+	if s.config == "" {
+		return nil, nil, nil, fmt.Errorf("%s: -config FILE is required: its sources name what the store holds", cmd)
+	}
+	cfg, err := LoadConfig(s.config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	path := s.store
+	if path == "" {
+		path = cfg.StorePath()
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+	}
+	db, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+	}
+	_, deps := crawlStores(db)
+	return cfg, db, deps, nil
+}
+
+func runVerify(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	var nf netFlags
+	fs.StringVar(&nf.caFile, "ca", "", "testing: also trust the CA certificates in this PEM file, beside the pinned roots")
+	fs.Var(&nf.admit, "admit-private", "testing: accept proofs whose connected address is in this non-public prefix (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	opts, err := nf.verifyOptions()
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	ctx := context.Background()
+	var v verifier
+	v.opts, v.out = opts, stdout
+	switch {
+	case fs.NArg() == 1 && sf.config == "" && sf.store == "":
+		if err := v.warcFile(fs.Arg(0)); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	case fs.NArg() == 0:
+		cfg, db, deps, err := sf.open(ctx, "verify")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		for _, s := range cfg.Sources {
+			list, err := deps.List(ctx, s.ID, time.Time{})
+			if err != nil {
+				// The store refuses to hand back a damaged deposit: the
+				// source's deposits cannot be read one by one past it.
+				v.checked++
+				v.failed++
+				fmt.Fprintf(stdout, "FAIL %s: the store cannot read this source's deposits: %v\n", s.ID, err)
+				continue
+			}
+			for _, d := range list {
+				if d.Envelope == nil {
+					v.excerpts++ // an excerpt is not a read: nothing to prove
+					continue
+				}
+				v.check(d.Source+" "+d.Key, d.Proof, d.Envelope)
+			}
+		}
+	default:
+		return errors.New("verify: give -config (and -store) or one WARC file, not both")
+	}
+	fmt.Fprintf(stdout, "verify: %d proofs checked, %d good, %d failed", v.checked, v.checked-v.failed, v.failed)
+	if v.excerpts > 0 {
+		fmt.Fprintf(stdout, " (%d excerpts carry no proof)", v.excerpts)
+	}
+	fmt.Fprintln(stdout)
+	if v.failed > 0 {
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("verify: %d of %d proofs failed", v.failed, v.checked)}
+	}
+	return nil
+}
+
+type verifier struct {
+	opts                      provenance.VerifyOptions
+	out                       io.Writer
+	checked, failed, excerpts int
+}
+
+// check verifies one deposit and prints a line if it fails.
+func (v *verifier) check(name string, p *provenance.Proof, envelope []byte) {
+	v.checked++
+	if p == nil {
+		v.failed++
+		fmt.Fprintf(v.out, "FAIL %s: no proof\n", name)
+		return
+	}
+	if _, err := provenance.Verify(p, envelope, v.opts); err != nil {
+		v.failed++
+		fmt.Fprintf(v.out, "FAIL %s %s (read %s): %s\n", name, p.FinalURL, p.ReadAt.UTC().Format(time.RFC3339), strings.TrimPrefix(err.Error(), "provenance: "))
+	}
+}
+
+// warcFile verifies every deposit of a WARC file (gzip or not).
+func (v *verifier) warcFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		// provenance/warc reads either form; the gzip header is checked
+		// here so a wrong suffix gets a clear error.
+		if _, err := gzip.NewReader(f); err != nil {
+			return fmt.Errorf("%s: not gzip: %w", path, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for d, err := range warc.Read(r) {
+		if err != nil {
+			v.checked++
+			v.failed++
+			fmt.Fprintf(v.out, "FAIL %s: after %d deposits: %v\n", path, n, err)
+			return nil
+		}
+		n++
+		v.check(fmt.Sprintf("%s#%d", path, n), d.Proof, d.Envelope)
+	}
+	return nil
+}
