@@ -1,0 +1,5 @@
+package redis
+
+const childEnv = "POLITEFETCH_REDIS_CHILD"
+
+func childMain() int { return 0 }

@@ -1,0 +1,154 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/fetch"
+)
+
+// Schedule is the [fetch.Schedule] in Redis: each host's latest start and
+// its in-flight leases, shared by every process using the same Redis and
+// prefix. Each call is one Lua script, atomic in Redis, on Redis's clock
+// (TIME), so workers' clocks, however skewed, cannot shorten an interval:
+// the now arguments are ignored unless the Store's CallerClock is set. Get
+// one from [Store.Schedule]; it is safe for concurrent use.
+type Schedule struct{ s *Store }
+
+var _ fetch.Schedule = (*Schedule)(nil)
+
+// Schedule returns the Store's pacing schedule, for fetch.WithSchedule.
+func (s *Store) Schedule() *Schedule { return &Schedule{s} }
+
+// luaFmt formats a number as an integer, exactly (Lua's tostring would
+// print large ones in exponent form).
+const luaFmt = "local function int(x) return string.format('%.0f', x) end\n"
+
+// keepKeys sets the pacing keys' expiry to at least ms milliseconds.
+const luaKeep = `local function keep(ms)
+  for _, k in ipairs(KEYS) do
+    if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+  end
+end
+`
+
+// KEYS: start hash, lease sorted set. ARGV: clock (2), gap µs, limit, ttl µs,
+// owner, retain ms.
+var acquireScript = goredis.NewScript(luaNow + luaFmt + luaKeep + `
+local gap, limit, ttl, owner, retain = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now))
+local wait = 0
+if redis.call('ZCARD', KEYS[2]) >= limit then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  wait = tonumber(first[2]) - now
+end
+local last = redis.call('HGET', KEYS[1], 'last')
+if last then
+  local w = tonumber(last) + gap - now
+  if w > wait then wait = w end
+end
+if wait > 0 then return wait end
+redis.call('HSET', KEYS[1], 'last', int(now))
+redis.call('ZADD', KEYS[2], int(now + ttl), owner)
+keep(math.floor(math.max(ttl, gap) / 1000) + retain)
+return 0
+`)
+
+// KEYS: start hash. ARGV: clock (2), retain ms.
+var startedScript = goredis.NewScript(luaNow + luaFmt + luaKeep + `
+local last = redis.call('HGET', KEYS[1], 'last')
+if not last or now > tonumber(last) then
+  redis.call('HSET', KEYS[1], 'last', int(now))
+  keep(tonumber(ARGV[3]))
+end
+return 1
+`)
+
+// KEYS: start hash, lease sorted set. ARGV: clock (2), owner, ttl µs (0:
+// release), retain ms. Returns 1 if owner held a live lease, else 0.
+var leaseScript = goredis.NewScript(luaNow + luaFmt + luaKeep + `
+local owner, ttl, retain = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local exp = redis.call('ZSCORE', KEYS[2], owner)
+if not exp then return 0 end
+if tonumber(exp) <= now then
+  redis.call('ZREM', KEYS[2], owner)
+  return 0
+end
+if ttl == 0 then
+  redis.call('ZREM', KEYS[2], owner)
+  return 1
+end
+redis.call('ZADD', KEYS[2], int(now + ttl), owner)
+keep(math.floor(ttl / 1000) + retain)
+return 1
+`)
+
+func (sc *Schedule) keys(host string) []string {
+	return []string{sc.s.key("sched", host), sc.s.key("lease", host)}
+}
+
+func (sc *Schedule) retainMS() int64 {
+	return or(sc.s.ScheduleRetain, DefaultScheduleRetain).Milliseconds()
+}
+
+// Acquire implements [fetch.Schedule]: one script that drops expired
+// leases, and grants a start and a lease if the key has a free slot and its
+// latest start is at least c.Gap before Redis's now.
+func (sc *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
+	ctx, cancel, err := sc.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
+	}
+	args := append(sc.s.clockArgs(c.Now), micros(c.Gap), max(c.Limit, 1), max(micros(c.TTL), 1), c.Owner, sc.retainMS())
+	wait, err := acquireScript.Run(ctx, sc.s.Client, sc.keys(c.Key), args...).Int64()
+	if err != nil {
+		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
+	}
+	if wait > 0 {
+		return time.Duration(wait) * time.Microsecond, false, nil
+	}
+	return 0, true, nil
+}
+
+// Started implements [fetch.Schedule]: the key's latest start moves to
+// Redis's now if that is later.
+func (sc *Schedule) Started(ctx context.Context, key, _ string, now time.Time) error {
+	ctx, cancel, err := sc.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return sc.s.fail("schedule started", key, err)
+	}
+	args := append(sc.s.clockArgs(now), sc.retainMS())
+	err = startedScript.Run(ctx, sc.s.Client, sc.keys(key)[:1], args...).Err()
+	return sc.s.fail("schedule started", key, err)
+}
+
+// Renew implements [fetch.Schedule].
+func (sc *Schedule) Renew(ctx context.Context, key, owner string, now time.Time, ttl time.Duration) error {
+	return sc.lease(ctx, "schedule renew", key, owner, now, max(micros(ttl), 1))
+}
+
+// Release implements [fetch.Schedule]: compare-and-delete of owner's lease.
+func (sc *Schedule) Release(ctx context.Context, key, owner string, now time.Time) error {
+	return sc.lease(ctx, "schedule release", key, owner, now, 0)
+}
+
+func (sc *Schedule) lease(ctx context.Context, op, key, owner string, now time.Time, ttl int64) error {
+	ctx, cancel, err := sc.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return sc.s.fail(op, key, err)
+	}
+	args := append(sc.s.clockArgs(now), owner, ttl, sc.retainMS())
+	held, err := leaseScript.Run(ctx, sc.s.Client, sc.keys(key), args...).Int64()
+	if err != nil {
+		return sc.s.fail(op, key, err)
+	}
+	if held == 0 {
+		return fetch.ErrLeaseNotHeld
+	}
+	return nil
+}

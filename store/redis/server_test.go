@@ -1,0 +1,145 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// server is a redis-server process on a loopback port, started by a test
+// and stopped at its end, with nothing saved to disk.
+type server struct {
+	Port int
+	Addr string
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// noServer: redis-server is not on PATH.
+const noServer = "redis-server is not on PATH: install it (Debian: apt-get install redis-server) to run the tests against a real server"
+
+// startServer starts redis-server on port (0: a free one) and stops it at
+// t's end, or skips t when the binary is not on PATH.
+func startServer(t testing.TB, port int) *server {
+	t.Helper()
+	srv, err := launch(port)
+	if srv == nil && err == nil {
+		t.Skip(noServer)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// launch starts redis-server on port (0: a free one) and waits until it
+// answers; nil, nil when the binary is not on PATH.
+func launch(port int) (*server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, nil
+	}
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	dir, err := os.MkdirTemp("", "redis-test")
+	if err != nil {
+		return nil, err
+	}
+	srv := &server{Port: port, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
+	srv.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", srv.dir, "--protected-mode", "no", "--loglevel", "warning")
+	srv.cmd.Stdout, srv.cmd.Stderr = os.Stderr, os.Stderr
+	if err := srv.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	go func() { srv.cmd.Wait(); os.RemoveAll(dir); close(srv.done) }()
+	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, MaxRetries: -1})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return srv, nil
+		}
+		if time.Now().After(deadline) {
+			srv.Stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer: %v", srv.Addr, err)
+		}
+		select {
+		case <-srv.done:
+			return nil, fmt.Errorf("redis-server on %s exited", srv.Addr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Stop ends the server and waits for it.
+func (srv *server) Stop() {
+	select {
+	case <-srv.done:
+		return
+	default:
+	}
+	srv.cmd.Process.Kill()
+	<-srv.done
+}
+
+var (
+	sharedOnce sync.Once
+	sharedSrv  *server
+	sharedErr  string
+	prefixes   atomic.Int64
+)
+
+// realStore returns a Store over the package's shared redis-server (started
+// on first use, stopped by TestMain), with a prefix of its own, so every
+// caller sees an empty store.
+func realStore(t testing.TB) *Store {
+	t.Helper()
+	sharedOnce.Do(func() {
+		var err error
+		sharedSrv, err = launch(0)
+		switch {
+		case err != nil:
+			sharedErr = err.Error()
+		case sharedSrv == nil:
+			sharedErr = noServer
+		}
+	})
+	if sharedSrv == nil {
+		t.Skip(sharedErr)
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: sharedSrv.Addr})
+	t.Cleanup(func() { c.Close() })
+	return &Store{Client: c, Prefix: fmt.Sprintf("t%d:", prefixes.Add(1))}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	code := m.Run()
+	if sharedSrv != nil {
+		sharedSrv.Stop()
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,261 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/internal/clock"
+)
+
+// Clock is the injectable time source of the calling process: nil means
+// real time. A Store reads it only to translate instants between the
+// caller's clock and Redis's (see the package doc, Time).
+type Clock = clock.Clock
+
+// Defaults of a [Store]'s zero fields.
+const (
+	// DefaultPrefix namespaces every key of a Store whose Prefix is "".
+	DefaultPrefix = "politefetch:"
+	// DefaultTimeout bounds each call to Redis.
+	DefaultTimeout = 2 * time.Second
+	// DefaultScheduleRetain is how long a host's pacing keys outlive its
+	// latest start and its last lease.
+	DefaultScheduleRetain = time.Hour
+	// DefaultRobotsRetain is how long a robots.txt record outlives its
+	// expiry (so a last good copy survives failed fetches).
+	DefaultRobotsRetain = 24 * time.Hour
+	// DefaultRobotsFetchLease is how long one process may hold a host's
+	// robots.txt fetch lease before another may fetch in its place.
+	DefaultRobotsFetchLease = 30 * time.Second
+	// DefaultValidatorRetain is how long validators are kept after they
+	// were last stored.
+	DefaultValidatorRetain = 30 * 24 * time.Hour
+	// DefaultStateRetain is how long a crawl source's keys outlive their
+	// last write.
+	DefaultStateRetain = 90 * 24 * time.Hour
+	// DefaultMaxRetries bounds the optimistic retries of one
+	// read-modify-write (WATCH/MULTI) that lost a race.
+	DefaultMaxRetries = 100
+	// skewTolerance is how far a new measure of the offset between the
+	// caller's clock and Redis's may move before it replaces the old one.
+	skewTolerance = 100 * time.Millisecond
+)
+
+// Store keeps politefetch's shared state in one Redis: the pacing schedule
+// ([Store.Schedule]), the refusal ledger ([Store.Ledger]), robots.txt
+// records ([Store.Robots]), validators ([Store.Validators]) and the crawl
+// state ([Store.State]). Every process of a crawl uses a Store over the same
+// Redis and Prefix.
+//
+// Set the fields before first use and do not change them after. The zero
+// value has no Client: every call fails with [ErrNoClient], so a
+// misconfigured crawler refuses every request rather than fetching without
+// shared state. A Store is safe for concurrent use. It does not close
+// Client.
+type Store struct {
+	// Client is the connection to Redis: a *redis.Client (a single server,
+	// or Sentinel's failover client). Required.
+	Client goredis.UniversalClient
+	// Prefix starts every key, so several crawlers can share one Redis.
+	// "": DefaultPrefix.
+	Prefix string
+	// Timeout bounds each call (a call's context may bound it more). 0:
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Clock is the caller's clock, the one given to the fetch client and
+	// the crawler (fetch.WithClock, crawl.Crawler.Clock). Nil: real time.
+	Clock Clock
+	// CallerClock makes the schedule and the pass leases take the time from
+	// their callers' now arguments instead of Redis's TIME, and stores
+	// instants without translation. Only for processes sharing one clock
+	// (tests against a real server whose clock cannot be moved); false,
+	// the zero, is what a crawl over several machines needs.
+	CallerClock bool
+
+	// ScheduleRetain, RobotsRetain, ValidatorRetain and StateRetain set the
+	// expiries of the package doc's key table. 0: the Default of each.
+	ScheduleRetain, RobotsRetain, ValidatorRetain, StateRetain time.Duration
+	// RobotsFetchLease is how long a process holds a host's robots.txt
+	// fetch lease. 0: DefaultRobotsFetchLease.
+	RobotsFetchLease time.Duration
+	// MaxRetries bounds the retries of a read-modify-write that lost a race
+	// with another process. 0: DefaultMaxRetries.
+	MaxRetries int
+
+	once  sync.Once
+	token string // this Store's owner token for robots.txt fetch leases
+
+	mu     sync.Mutex
+	offset time.Duration // caller's clock minus Redis's
+	haveOf bool
+}
+
+// Errors of a Store. Every failure of a call is an [*Error] wrapping the
+// cause; these are the causes a caller may act on.
+var (
+	// ErrNoClient: the Store has no Client.
+	ErrNoClient = errors.New("redis: store has no client")
+	// ErrContention: a read-modify-write lost its race MaxRetries times in
+	// a row.
+	ErrContention = errors.New("redis: too much contention on a key")
+	// ErrCorrupt: a key holds a value this package did not write.
+	ErrCorrupt = errors.New("redis: stored value is corrupt")
+)
+
+// Error is the failure of one call to Redis: the operation (such as
+// "schedule acquire"), its key, and the cause (a network error, a
+// timeout, a Redis error, or one of the sentinels). The politefetch layers
+// treat every error as a reason not to fetch.
+type Error struct {
+	Op  string
+	Key string
+	Err error
+}
+
+// Error says what failed, for which key, and why.
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("redis: %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("redis: %s %q: %v", e.Op, e.Key, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+func (s *Store) init() {
+	s.once.Do(func() {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		s.token = hex.EncodeToString(b[:])
+	})
+}
+
+func (s *Store) prefix() string {
+	if s.Prefix == "" {
+		return DefaultPrefix
+	}
+	return s.Prefix
+}
+
+// key builds a key: the prefix, the kind, and the subject in braces (a
+// Redis Cluster hash tag: every key of one host, or of one source, lands on
+// one slot, so one script may touch them all).
+func (s *Store) key(kind, subject string) string {
+	return s.prefix() + kind + ":{" + subject + "}"
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// call bounds ctx by Timeout and checks the Client.
+func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.Client == nil {
+		return ctx, func() {}, ErrNoClient
+	}
+	s.init()
+	ctx, cancel := context.WithTimeout(ctx, or(s.Timeout, DefaultTimeout))
+	return ctx, cancel, nil
+}
+
+func (s *Store) fail(op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Key: key, Err: err}
+}
+
+func (s *Store) now() time.Time { return clock.Or(s.Clock).Now() }
+
+// observe folds one reading of Redis's TIME, taken around the caller's
+// reading before, into the offset between the two clocks, and returns it.
+// The offset moves only when it changes by more than skewTolerance, so an
+// instant stored and read back by one process is unchanged to the
+// nanosecond.
+func (s *Store) observe(before time.Time, server time.Time) time.Duration {
+	if s.CallerClock {
+		return 0
+	}
+	m := before.Sub(server).Round(time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.haveOf || m-s.offset > skewTolerance || s.offset-m > skewTolerance {
+		s.offset, s.haveOf = m, true
+	}
+	return s.offset
+}
+
+// toServer and toCaller translate an instant between the caller's clock and
+// Redis's by offset; the zero instant stays zero.
+func toServer(t time.Time, offset time.Duration) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Add(-offset).UnixNano()
+}
+
+func toCaller(ns int64, offset time.Duration) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).Add(offset)
+}
+
+// serverTime parses a TIME reply.
+func serverTime(cmd *goredis.TimeCmd) (time.Time, error) {
+	return cmd.Result()
+}
+
+func atoi64(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not an integer", ErrCorrupt, s)
+	}
+	return n, nil
+}
+
+// micros is d in whole microseconds, at least 1 for a positive d.
+func micros(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return max(int64(d/time.Microsecond), 1)
+}
+
+// clockArgs are the first two arguments of every script that reads the
+// time: the caller's now in microseconds (logged in MONITOR, and the time
+// when CallerClock is set), and whether to use it ("1") rather than Redis's
+// TIME ("0").
+func (s *Store) clockArgs(now time.Time) []any {
+	if s.CallerClock {
+		return []any{now.UnixMicro(), "1"}
+	}
+	return []any{now.UnixMicro(), "0"}
+}
+
+// luaNow is the opening of every script that reads the time: now, in
+// microseconds, from Redis's TIME or from ARGV[1] (see clockArgs).
+const luaNow = `local now
+if ARGV[2] == '1' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+`
