@@ -1,0 +1,206 @@
+package main
+
+// The simulated web a crawler is run against, and the files and variables
+// that tell the crawler how to reach it.
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// env is a running web and what a crawler needs to reach it.
+type env struct {
+	web     *politetest.Web
+	info    *politetest.ScenarioInfo
+	addr    string // where the crawler connects: the HTTPS server or the relay
+	dir     string
+	keepDir bool
+	seeds   string // the seed list's path
+	ca      string // the CA file's path
+	relay   *relay // nil over HTTPS
+}
+
+func startEnv(cfg *config) (_ *env, err error) {
+	e := &env{dir: cfg.dir, keepDir: cfg.dir != ""}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if e.dir == "" {
+		if e.dir, err = os.MkdirTemp("", "politecheck-"); err != nil {
+			return nil, err
+		}
+	} else if err = os.MkdirAll(e.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if e.web, err = politetest.Start(); err != nil {
+		return nil, fmt.Errorf("starting the web: %w", err)
+	}
+	if e.info, err = cfg.sc.Build(e.web); err != nil {
+		return nil, err
+	}
+	e.addr = e.web.Addr()
+	if cfg.scheme == "http" {
+		if e.relay, err = startRelay(e.web); err != nil {
+			return nil, fmt.Errorf("starting the plain-HTTP relay: %w", err)
+		}
+		e.addr = e.relay.ln.Addr().String()
+	}
+
+	e.ca = filepath.Join(e.dir, "ca.pem")
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.web.CACert().Raw})
+	if err = os.WriteFile(e.ca, caPEM, 0o644); err != nil {
+		return nil, err
+	}
+	var seeds strings.Builder
+	for _, s := range e.info.Sites {
+		fmt.Fprintf(&seeds, "%s://%s/feed.xml\n", cfg.scheme, s.Name)
+	}
+	e.seeds = filepath.Join(e.dir, "seeds.txt")
+	if err = os.WriteFile(e.seeds, []byte(seeds.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// vars are the crawler's environment additions, in a fixed order.
+func (e *env) vars() [][2]string {
+	return [][2]string{
+		{"POLITECHECK_ADDR", e.addr},
+		{"POLITECHECK_SEEDS", e.seeds},
+		{"POLITECHECK_CA", e.ca},
+		{"SSL_CERT_FILE", e.ca},
+	}
+}
+
+// shellVars prints the variables as POSIX shell assignments.
+func (e *env) shellVars() string {
+	var b strings.Builder
+	for _, v := range e.vars() {
+		fmt.Fprintf(&b, "export %s='%s'\n", v[0], strings.ReplaceAll(v[1], "'", `'\''`))
+	}
+	return b.String()
+}
+
+// expand replaces the placeholders {addr}, {seeds} and {ca} in arg.
+func (e *env) expand(arg string) string {
+	return strings.NewReplacer("{addr}", e.addr, "{seeds}", e.seeds, "{ca}", e.ca).Replace(arg)
+}
+
+func (e *env) close() {
+	if e.relay != nil {
+		e.relay.close()
+	}
+	if e.web != nil {
+		e.web.Close()
+	}
+	if e.dir != "" && !e.keepDir {
+		os.RemoveAll(e.dir)
+	}
+}
+
+// relay is a plain-HTTP listener passing each accepted connection to the
+// web's plain-HTTP twin over a connection of its own, so the web sees as
+// many connections as the crawler opened.
+type relay struct {
+	ln     net.Listener
+	web    *politetest.Web
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+func startRelay(web *politetest.Web) (*relay, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &relay{ln: ln, web: web, conns: make(map[net.Conn]struct{})}
+	r.wg.Add(1)
+	go r.serve()
+	return r, nil
+}
+
+func (r *relay) serve() {
+	defer r.wg.Done()
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		r.wg.Add(1)
+		go r.pipe(c)
+	}
+}
+
+// track records c as open (false once the relay is closing).
+func (r *relay) track(c net.Conn, open bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !open {
+		delete(r.conns, c)
+		return true
+	}
+	if r.closed {
+		return false
+	}
+	r.conns[c] = struct{}{}
+	return true
+}
+
+func (r *relay) pipe(down net.Conn) {
+	defer r.wg.Done()
+	defer down.Close()
+	if !r.track(down, true) {
+		return
+	}
+	defer r.track(down, false)
+	// Any site name on port 80 reaches the plain-HTTP twin; the site is
+	// chosen by each request's Host header.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	up, err := r.web.DialContext(ctx, "tcp", r.web.IP().String()+":80")
+	cancel()
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	if !r.track(up, true) {
+		return
+	}
+	defer r.track(up, false)
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go cp(up, down)
+	go cp(down, up)
+	<-done
+	<-done
+}
+
+func (r *relay) close() {
+	r.ln.Close()
+	r.mu.Lock()
+	r.closed = true
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
