@@ -143,7 +143,7 @@ type Crawler struct {
 	mu      sync.Mutex
 	sources map[string]*Source
 	order   []string
-	running map[string]context.CancelFunc
+	running map[string]*runningPass
 	stages  map[string]*passStages
 	counts  counts
 }
@@ -171,7 +171,7 @@ func (c *Crawler) init() error {
 			c.owner = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b[:]))
 		}
 		c.sources = map[string]*Source{}
-		c.running = map[string]context.CancelFunc{}
+		c.running = map[string]*runningPass{}
 		c.stages = map[string]*passStages{}
 		for i := range c.Sources {
 			s := c.Sources[i]
@@ -238,17 +238,30 @@ func (c *Crawler) Deactivate(id string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownSource, id)
 	}
 	s.Active = false
-	if cancel := c.running[id]; cancel != nil {
-		cancel()
+	if run := c.running[id]; run != nil {
+		run.cancel()
 	}
 	return nil
 }
 
-// Withdraw deactivates the source and removes what was kept of it: its
-// deposits and its state. It returns how many deposits it removed.
+// Withdraw deactivates the source, waits for a pass of it under way in this
+// Crawler to end, and removes what was kept of it: its deposits and its
+// state. It returns how many deposits it removed.
 func (c *Crawler) Withdraw(ctx context.Context, id string) (int, error) {
 	if err := c.Deactivate(id); err != nil {
 		return 0, err
+	}
+	// A pass under way ends first, so that nothing it read is deposited
+	// after the withdrawal.
+	c.mu.Lock()
+	run := c.running[id]
+	c.mu.Unlock()
+	if run != nil {
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	n, err := c.deps.Withdraw(ctx, id)
 	if err != nil {

@@ -265,3 +265,43 @@ func (d *blockingDeposits) Put(ctx context.Context, dep *Deposit) (bool, error) 
 	<-d.release
 	return d.MemoryDeposits.Put(ctx, dep)
 }
+
+// A withdrawal during a pass waits for it to end: nothing it read is
+// deposited after, and the pass sends nothing more (S8, V13).
+func TestCrawler_S8_WithdrawDuringAPass(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("withdrawn.example")
+	for range 8 {
+		s.AddArticle(politetest.Article{})
+	}
+	withdrawn := make(chan error, 1)
+	var once sync.Once
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, Vault, testInterval)), Sources: []Source{siteSource(s.Name(), Vault, false)}}
+	c.OnEvent = func(e Event) {
+		if e.Kind == EventDeposited {
+			once.Do(func() {
+				_ = c.Deactivate(s.Name()) // at once; Withdraw, which waits for the pass, in the background
+				go func() {
+					_, err := c.Withdraw(context.Background(), s.Name())
+					withdrawn <- err
+				}()
+			})
+		}
+	}
+	_, err := c.Pass(context.Background(), s.Name())
+	if !errors.Is(err, ErrInactive) {
+		t.Fatalf("pass ended with %v, want ErrInactive", err)
+	}
+	if err := <-withdrawn; err != nil {
+		t.Fatal(err)
+	}
+	deps, _ := c.Deposited().List(context.Background(), s.Name(), time.Time{})
+	refs, _ := c.StateStore().Refs(context.Background(), s.Name())
+	if len(deps) != 0 || len(refs) != 0 {
+		t.Fatalf("after the withdrawal: %d deposits, %d refs", len(deps), len(refs))
+	}
+	if n := articleRequests(web, s.Name(), s.Articles()); n > 2 {
+		t.Fatalf("%d articles read: the pass went on after the withdrawal", n)
+	}
+}

@@ -89,18 +89,20 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 	}
 	rep.Pass = lease.Pass
 	pctx, cancel := context.WithCancel(ctx)
+	run := &runningPass{cancel: cancel, done: make(chan struct{})}
 	c.mu.Lock()
-	c.running[src.ID] = cancel
+	c.running[src.ID] = run
 	active := c.sources[src.ID].Active
 	c.mu.Unlock()
 	var renew sync.WaitGroup
 	defer func() {
 		cancel()
 		renew.Wait()
+		_ = c.state.ReleaseLease(context.WithoutCancel(ctx), src.ID, c.owner)
 		c.mu.Lock()
 		delete(c.running, src.ID)
 		c.mu.Unlock()
-		_ = c.state.ReleaseLease(context.WithoutCancel(ctx), src.ID, c.owner)
+		close(run.done)
 	}()
 	if !active { // deactivated between the lookup and the lease
 		rep.Err = fmt.Errorf("%w: %s", ErrInactive, src.ID)
@@ -534,6 +536,11 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 	}()
 	var storeErr error
 	for j := range depositQ {
+		if !c.isActive(src.ID) {
+			// Deactivated or withdrawn while the pass ran: what was read
+			// since is not kept.
+			continue
+		}
 		failed, err := c.settle(ctx, src, j, rep)
 		if err != nil && storeErr == nil {
 			storeErr = err
@@ -898,4 +905,16 @@ func (c *Crawler) Stages() []Stage {
 		out = append(out, st)
 	}
 	return out
+}
+
+// runningPass is a pass under way in this process.
+type runningPass struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the pass has ended and released its lease
+}
+
+func (c *Crawler) isActive(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sources[id].Active
 }
