@@ -11,8 +11,12 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/backoff/backofftest"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/fetch/fetchtest"
+	"github.com/politefetch/politefetch/robots"
+	"github.com/politefetch/politefetch/robots/robotstest"
 )
 
 // newMini starts a miniredis for t and returns a Store over it.
@@ -89,12 +93,34 @@ func TestScheduleConformance_Miniredis(t *testing.T) {
 	})
 }
 
-
-
 func TestScheduleConformance_Server(t *testing.T) {
 	fetchtest.RunSchedule(t, func(t *testing.T, _ func() time.Time) fetch.Schedule {
 		s := realStore(t)
 		s.CallerClock = true // a real server's clock cannot be moved: the suite's clock is the callers'
 		return s.Schedule()
 	})
+}
+
+func TestLedgerConformance_Miniredis(t *testing.T) {
+	backofftest.Run(t, func() backoff.Store { s, _ := newMini(t); return s.Ledger() })
+}
+
+func TestLedgerConformance_Server(t *testing.T) {
+	backofftest.Run(t, func() backoff.Store { return realStore(t).Ledger() })
+}
+
+func TestValidatorConformance_Miniredis(t *testing.T) {
+	fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { s, _ := newMini(t); return s.Validators() })
+}
+
+func TestValidatorConformance_Server(t *testing.T) {
+	fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return realStore(t).Validators() })
+}
+
+func TestRobotsConformance_Miniredis(t *testing.T) {
+	robotstest.Run(t, func(t *testing.T) robots.Store { s, _ := newMini(t); return s.Robots() })
+}
+
+func TestRobotsConformance_Server(t *testing.T) {
+	robotstest.Run(t, func(t *testing.T) robots.Store { return realStore(t).Robots() })
 }
