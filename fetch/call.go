@@ -11,7 +11,16 @@ import (
 	"github.com/politefetch/politefetch/provenance"
 )
 
-// callInfo is what one Get tells the layers below through the request context.
+// callInfo is what one Get tells the layers below through the request context:
+// the Get's particulars, set before the first hop and only read by the layers
+// (admission and CheckRedirect read the source and kind, the ledger gate the
+// kind, the identity layer the source, accept and referer); and three things
+// the layers write, each by one writer and each documented where it is kept:
+// the recorder (the Pacer adds its waits, the hop recorder each hop), the
+// turn of the hop in flight (the Pacer's, reported to by the layers below it:
+// see turn), and the memo of the last host key computed. A layer used alone,
+// without a Get, finds no callInfo and uses its defaults. No layer reads
+// another layer's state through it.
 type callInfo struct {
 	kind    Kind
 	source  *Source   // resolved admitted hosts, params and credential

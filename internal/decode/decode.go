@@ -119,7 +119,10 @@ func ReadContext(ctx context.Context, r io.Reader, contentLength int64, contentE
 	if contentLength >= 0 {
 		hint = contentLength + 1 // room to notice one byte too many
 	}
-	data, n, err := readCapped(nil, r, maxWire, hint)
+	data, n, err := readCapped(ctx, r, maxWire, hint)
+	if errors.Is(err, errStopped) {
+		err = ctx.Err() // a body's reader usually ends with its context first
+	}
 	if err != nil {
 		return nil, &TruncatedError{Got: n, Want: contentLength, Err: err}
 	}
@@ -255,9 +258,8 @@ const stopEvery = 256 << 10
 var errStopped = errors.New("decode: stopped")
 
 // readCapped reads r until io.EOF or until it holds limit+1 bytes, whichever
-// comes first, and never asks r for more than limit+1 bytes. A non-nil ctx
-// is checked every stopEvery bytes, and its end stops the read with
-// errStopped. A body of known
+// comes first, and never asks r for more than limit+1 bytes. ctx is checked
+// every stopEvery bytes, and its end stops the read with errStopped. A body of known
 // length (hint > 0) is read into one buffer of hint bytes. Otherwise the
 // first firstChunk bytes go into a pooled buffer and the rest into chunks
 // that double, so a reader that stops early costs little; at the end the
@@ -291,7 +293,7 @@ func readCapped(ctx context.Context, r io.Reader, limit, hint int64) ([]byte, in
 			var m int
 			m, err = r.Read(buf[n:min(len(buf), n+stopEvery)])
 			n += m
-			if ctx != nil && err == nil && ctx.Err() != nil {
+			if err == nil && ctx.Err() != nil {
 				err = errStopped
 			}
 			if m == 0 && err == nil {
