@@ -101,8 +101,8 @@ type Crawler struct {
 	// BacklogInterval is the time between backlog walks. 0:
 	// DefaultBacklogInterval.
 	BacklogInterval time.Duration
-	// RefreshGuard is how long after a trigger read a Refresh is declined
-	//. 0: DefaultRefreshGuard.
+	// RefreshGuard is how long after a trigger read a Refresh or a
+	// ReadTrigger is declined. 0: DefaultRefreshGuard.
 	RefreshGuard time.Duration
 	// LeaseTTL is a pass lease's lifetime, renewed every third of it while
 	// the pass runs. 0: DefaultLeaseTTL.
@@ -110,8 +110,8 @@ type Crawler struct {
 	// MaxReads bounds the reads of one article in one pass. 0:
 	// DefaultMaxReads.
 	MaxReads int
-	// MaxFailures is how many consecutive deposit failures stop a pass
-	//. 0: DefaultMaxFailures.
+	// MaxFailures is how many consecutive deposit failures stop a pass.
+	// 0: DefaultMaxFailures.
 	MaxFailures int
 	// HostQueue bounds the articles of one host queued in one pass. 0:
 	// DefaultHostQueue.
@@ -280,6 +280,18 @@ func (c *Crawler) Withdraw(ctx context.Context, id string) (int, error) {
 // saying so, having sent nothing but, at most, the robots.txt fetch a read
 // would have made first.
 func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
+	return c.refresh(ctx, id, passMode{forceTrigger: true})
+}
+
+// ReadTrigger reads the source's trigger now and records what it announces,
+// reading no article (the next pass reads them): a one-shot for tools and
+// tests. It is declined as Refresh is, under the same guard, and holds the
+// source's lease while it reads.
+func (c *Crawler) ReadTrigger(ctx context.Context, id string) (*PassReport, error) {
+	return c.refresh(ctx, id, passMode{forceTrigger: true, triggerOnly: true})
+}
+
+func (c *Crawler) refresh(ctx context.Context, id string, mode passMode) (*PassReport, error) {
 	if err := c.init(); err != nil {
 		return nil, err
 	}
@@ -322,7 +334,7 @@ func (c *Crawler) Refresh(ctx context.Context, id string) (*PassReport, error) {
 		c.emit(Event{Kind: EventRefreshDeclined, Source: id, Reason: declined, Err: e})
 		return nil, e
 	}
-	return c.pass(ctx, src, true)
+	return c.pass(ctx, src, mode)
 }
 
 // Pass runs one pass of the source now: its backlog is walked if due, its
@@ -342,7 +354,7 @@ func (c *Crawler) Pass(ctx context.Context, id string) (*PassReport, error) {
 	if !src.Active {
 		return nil, fmt.Errorf("%w: %s", ErrInactive, id)
 	}
-	return c.pass(ctx, src, false)
+	return c.pass(ctx, src, passMode{})
 }
 
 // RunOnce runs one pass of every active source, at once (each source's
@@ -435,7 +447,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 				go func() {
 					defer wg.Done()
 					defer func() { done <- id }()
-					_, err := c.pass(ctx, src, false)
+					_, err := c.pass(ctx, src, passMode{})
 					var le *LeaseError
 					var notBefore time.Time
 					switch {

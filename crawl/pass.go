@@ -79,7 +79,13 @@ func (c *Crawler) limits() (ttl time.Duration, reads, failures, hostQ, q, ex int
 }
 
 // pass runs one pass of src under its lease.
-func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*PassReport, error) {
+// passMode says what a pass does beyond what is due.
+type passMode struct {
+	forceTrigger bool // read the trigger even if it is not due
+	triggerOnly  bool // read the trigger only: no backlog, no article
+}
+
+func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassReport, error) {
 	ttl, _, _, _, _, _ := c.limits()
 	rep := &PassReport{Source: src.ID, Start: c.clk.Now()}
 	lease, err := c.state.AcquireLease(ctx, src.ID, c.owner, rep.Start, ttl)
@@ -137,16 +143,19 @@ func (c *Crawler) pass(ctx context.Context, src Source, forceTrigger bool) (*Pas
 	}
 	now := c.clk.Now()
 	// The backlog first, when due: at start-up it knows nothing and lists
-	// every reference with its identifier, which the trigger's then meet
-	//; later walks stop at the first page already known.
-	if src.Backlog != nil && !sc.NextBacklog.After(now) {
+	// every reference with its identifier, which the trigger's then meet;
+	// later walks stop at the first page already known.
+	if src.Backlog != nil && !sc.NextBacklog.After(now) && !mode.triggerOnly {
 		c.walkBacklog(pctx, &src, rep)
 	}
-	if forceTrigger || !sc.NextTrigger.After(now) {
+	if mode.forceTrigger || !sc.NextTrigger.After(now) {
 		c.readTrigger(pctx, &src, rep)
 	}
 	if err := pctx.Err(); err != nil {
 		return c.endPass(rep, c.passErr(ctx, src.ID, err))
+	}
+	if mode.triggerOnly {
+		return c.endPass(rep, nil)
 	}
 	err = c.readArticles(pctx, &src, lease.Pass, held, rep)
 	if err == nil {

@@ -284,3 +284,27 @@ func TestCrawler_SlowHostHoldsUpNoOther(t *testing.T) {
 		t.Fatalf("%d fast deposits", fast)
 	}
 }
+
+// ReadTrigger reads the trigger and records what it announces, reading no
+// article; it is declined within the guard as Refresh is (S2).
+func TestCrawler_S2_ReadTriggerOnly(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 1, ArticlesPerHost: 3, Seed: 13})
+	site := info.Sites[0]
+	clk := clock.NewManual(t0)
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), Clock: clk,
+		Sources: []Source{siteSource(site.Name, StrictNews, false)}}
+	rep, err := c.ReadTrigger(context.Background(), site.Name)
+	if err != nil || !rep.TriggerRead || rep.Trigger.New != 3 || rep.Queued != 0 {
+		t.Fatalf("ReadTrigger = %+v, %v", rep, err)
+	}
+	if n := articleRequests(web, site.Name, site.Articles); n != 0 {
+		t.Fatalf("%d articles read by ReadTrigger", n)
+	}
+	if _, err := c.ReadTrigger(context.Background(), site.Name); !errors.Is(err, ErrRefreshDeclined) {
+		t.Fatalf("a second ReadTrigger at once: %v, want declined", err)
+	}
+	if rep = mustPass(t, c, site.Name); rep.TriggerRead || rep.Deposited != 3 {
+		t.Fatalf("the pass after: %+v, want the 3 articles and no trigger read", rep)
+	}
+}
