@@ -190,6 +190,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil
 	}
+	if terr := saveTallies(talliesPath(db.Path()), c, obs); terr != nil {
+		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
+	}
 	s := obs.snapshot()
 	logger.Info("crawl ended", "interrupted", interrupted, "elapsed", time.Since(start).Round(time.Millisecond).String(),
 		"requests", s.Requests, "deposited", s.Deposited, "excerpts", s.Excerpted, "failed", s.Failed,

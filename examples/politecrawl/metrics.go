@@ -13,6 +13,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,7 @@ type observer struct {
 	sizes       map[string]int64     // URL → last 200's wire size (bounded)
 	recent      []time.Time          // request ends in the last window
 	recentHosts map[string]time.Time // host → last request end
+	hosts       map[string]*hostStat // host → its reads (bounded by the config's admitted hosts)
 
 	m *promMetrics // nil without -metrics
 }
@@ -63,7 +65,7 @@ func newObserver(interval time.Duration, now func() time.Time) *observer {
 		clock: now, interval: interval,
 		byClass: map[string]int64{}, refusals: map[string]int64{},
 		inPass: map[string]bool{}, cooling: map[string]time.Time{}, suspended: map[string]time.Time{},
-		sizes: map[string]int64{}, recentHosts: map[string]time.Time{},
+		sizes: map[string]int64{}, recentHosts: map[string]time.Time{}, hosts: map[string]*hostStat{},
 	}
 }
 
@@ -80,8 +82,12 @@ func (o *observer) crawlEvent(e crawl.Event) {
 	case crawl.EventPassEnded:
 		delete(o.inPass, e.Source)
 		o.passes++
+	case crawl.EventTriggerRead:
+		// A feed or API read through the client's Doer, which writes no
+		// record of its own: counted here, its size unknown.
+		o.fetchedLocked(e.URL, e.Host, http.StatusOK, 0)
 	case crawl.EventNotModified:
-		// counted from the fetch record, with the bytes saved
+		o.fetchedLocked(e.URL, e.Host, http.StatusNotModified, 0)
 	case crawl.EventDeposited:
 		o.deposited++
 	case crawl.EventExcerpted:
@@ -176,9 +182,13 @@ func ledgerEventName(t backoff.EventType) string {
 
 // fetched is one read the fetch client finished (its "fetched" record).
 func (o *observer) fetched(url, host string, status int, wire int64) {
-	now := o.clock()
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.fetchedLocked(url, host, status, wire)
+}
+
+func (o *observer) fetchedLocked(url, host string, status int, wire int64) {
+	now := o.clock()
 	o.requests++
 	o.wire += wire
 	class := strconv.Itoa(status/100) + "xx"
@@ -200,6 +210,17 @@ func (o *observer) fetched(url, host string, status int, wire int64) {
 	o.recent = append(o.recent, now)
 	if host != "" {
 		o.recentHosts[host] = now
+		hs := o.hosts[host]
+		if hs == nil {
+			hs = &hostStat{}
+			o.hosts[host] = hs
+		}
+		hs.requests++
+		hs.wire += wire
+		if status == http.StatusNotModified {
+			hs.notModified++
+			hs.saved += saved
+		}
 	}
 	o.trim(now)
 	if o.m != nil {
@@ -211,6 +232,20 @@ func (o *observer) fetched(url, host string, status int, wire int64) {
 			o.m.saved.Add(float64(saved))
 		}
 	}
+}
+
+// hostStat is one host's reads.
+type hostStat struct{ requests, notModified, wire, saved int64 }
+
+// hostStats returns a copy of the per-host reads.
+func (o *observer) hostStats() map[string]hostStat {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := make(map[string]hostStat, len(o.hosts))
+	for h, s := range o.hosts {
+		m[h] = *s
+	}
+	return m
 }
 
 // trim drops what is older than the window.
@@ -290,6 +325,25 @@ func (h *logHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "robots.txt fetched" {
+		var site string
+		var status int
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "host":
+				site = a.Value.String()
+			case "status":
+				status = int(a.Value.Int64())
+			}
+			return true
+		})
+		if status != 0 { // 0: no answer arrived
+			// site is the robots record's key: the host, "http://" first
+			// for a plain-http site.
+			u := "https://" + strings.TrimPrefix(site, "http://") + "/robots.txt"
+			h.o.fetched(u, hostOfURL(u), status, 0)
+		}
+	}
 	if r.Message == "fetched" {
 		var url string
 		var status int
