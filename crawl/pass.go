@@ -275,16 +275,19 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 		spec := *src.Trigger.API
 		spec.MaxPages = 1
 		w := &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: spec, Keep: src.Params, Clock: c.clk}
-		n := 0
+		n, failed := 0, false
 		for ref, err := range w.Walk(ctx, feed.Stop{}) {
 			if err != nil {
 				fail(spec.URL, err)
+				failed = true
 				break
 			}
 			n++
 			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL)
 		}
-		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
+		if !failed {
+			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
+		}
 	}
 	if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
 		sc.LastTrigger = sent

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -307,4 +308,25 @@ func TestCrawler_S2_ReadTriggerOnly(t *testing.T) {
 	if rep = mustPass(t, c, site.Name); rep.TriggerRead || rep.Deposited != 3 {
 		t.Fatalf("the pass after: %+v, want the 3 articles and no trigger read", rep)
 	}
+}
+
+// The trigger may be a public API call instead of a feed: its first page
+// announces the articles, each read at its own address (V1).
+func TestCrawler_V1_PublicAPICallAsTrigger(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 1, ArticlesPerHost: 4, Seed: 14})
+	site := info.Sites[0]
+	src := siteSource(site.Name, Vault, false)
+	spec := feed.WordPress("https://"+site.Name, 10)
+	src.Trigger = Trigger{API: &spec}
+	p := testPolicy(t, Vault, testInterval)
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{src}}
+	rep := mustPass(t, c, src.ID)
+	if rep.Trigger.Refs != 4 || rep.Deposited != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	if n := feedReads(web, site.Name); n != 0 {
+		t.Fatalf("%d feed reads with an API trigger", n)
+	}
+	audit(t, web, p)
 }
