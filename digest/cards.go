@@ -119,8 +119,9 @@ func (c Card) ReadingTime() string {
 	return fmt.Sprintf("%d min read", max(1, (c.Words+DefaultWordsPerMinute-1)/DefaultWordsPerMinute))
 }
 
-// ReadMore returns the link's text: "Read full story on <Brand> →" (D11).
-func (c Card) ReadMore() string { return "Read full story on " + c.Brand + " →" }
+// ReadMore returns the link's text: "Read full story on <Brand> →" (D11),
+// the arrow joined to the name by a no-break space.
+func (c Card) ReadMore() string { return "Read full story on " + c.Brand + "\u00a0→" }
 
 // SummaryText returns the summary's sentences joined by spaces.
 func (c Card) SummaryText() string { return strings.Join(c.Summary, " ") }

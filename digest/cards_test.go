@@ -75,7 +75,7 @@ func TestBuild_D11_CardsByCategory(t *testing.T) {
 	}
 	chip := d.Sections[0].Cards[0]
 	if chip.Age != "15 mins ago" || chip.Brand != "Bytes Daily" || chip.Logo != tech.Logo || chip.URL != "https://bytes.example/a/" ||
-		chip.Excerpt || chip.ReadingTime() != "1 min read" || chip.ReadMore() != "Read full story on Bytes Daily →" {
+		chip.Excerpt || chip.ReadingTime() != "1 min read" || chip.ReadMore() != "Read full story on Bytes Daily\u00a0→" {
 		t.Errorf("chip card = %+v", chip)
 	}
 	if len(chip.Summary) != 2 {
@@ -148,7 +148,7 @@ func TestPage(t *testing.T) {
 	html := page.String()
 	for _, want := range []string{
 		`<section class="category" id="cat-tech"`, `<h2 id="cat-tech-h">Tech</h2>`, `<article class="card"`, `<article class="card excerpt"`,
-		`Chip &lt;b&gt;news&lt;/b&gt;`, `Bytes &lt;Daily&gt;`, `href="https://bytes.example/a">Read full story on Bytes &lt;Daily&gt; →</a>`,
+		`Chip &lt;b&gt;news&lt;/b&gt;`, `Bytes &lt;Daily&gt;`, "href=\"https://bytes.example/a\">Read full story on Bytes &lt;Daily&gt;\u00a0→</a>",
 		`<img src="https://bytes.example/i.jpg" alt="A chip on a board"`, `Image: Bytes &lt;Daily&gt;`, htmlpkg.EscapeString(ExcerptLabel),
 		`type="application/feed+json"`,
 	} {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/politefetch/politefetch/feed"
 )
@@ -61,6 +62,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"slug":    slug,
 	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"label":   func() string { return ExcerptLabel },
+	"initial": func(s string) string {
+		for _, r := range strings.TrimPrefix(strings.TrimPrefix(s, "The "), "Le ") {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return string(unicode.ToUpper(r))
+			}
+		}
+		return "·"
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -84,6 +93,7 @@ section.category > h2 { font-size: 1.35rem; margin: 0 0 .75rem; padding-bottom: 
 article.card { display: flex; flex-direction: column; min-width: 0; background: #fff; border-radius: .6rem; padding: 1rem; box-shadow: 0 1px 3px rgba(0,0,0,.12); overflow-wrap: anywhere; }
 .publisher { display: flex; align-items: center; gap: .5rem; font-size: .85rem; color: #55556a; }
 .publisher img { width: 1.5rem; height: 1.5rem; object-fit: contain; border-radius: .2rem; }
+.publisher .mono { display: inline-grid; place-items: center; width: 1.5rem; height: 1.5rem; border-radius: .3rem; background: #1b1b1f; color: #fff; font-weight: 700; font-size: .8rem; }
 .publisher .brand { font-weight: 600; color: #1b1b1f; }
 article.card h3 { font-size: 1.1rem; line-height: 1.3; margin: .5rem 0; }
 figure { margin: 0 0 .5rem; }
@@ -109,14 +119,14 @@ footer { margin: 2.5rem auto 1.5rem; font-size: .8rem; color: #55556a; }
 {{range .Sections}}<section class="category" id="{{slug .Category}}" aria-labelledby="{{slug .Category}}-h">
 <h2 id="{{slug .Category}}-h">{{.Category}}</h2>
 {{if .Cards}}<div class="cards">
-{{range .Cards}}<article class="card{{if .Excerpt}} excerpt{{end}}" data-source="{{.Source}}">
-<div class="publisher">{{with safeURL .Logo}}<img src="{{.}}" alt="" width="24" height="24" loading="lazy" referrerpolicy="no-referrer">{{end}}<span class="brand">{{.Brand}}</span> · <time datetime="{{iso .Published}}">{{.Age}}</time></div>
+{{range .Cards}}{{$c := .}}<article class="card{{if .Excerpt}} excerpt{{end}}" data-source="{{.Source}}">
+<div class="publisher">{{with safeURL .Logo}}<img src="{{.}}" alt="" width="24" height="24" loading="lazy" referrerpolicy="no-referrer">{{else}}<span class="mono" aria-hidden="true">{{initial $c.Brand}}</span>{{end}}<span class="brand">{{.Brand}}</span> · <time datetime="{{iso .Published}}">{{.Age}}</time></div>
 <h3>{{.Headline}}</h3>
 {{with .Image}}{{$img := .}}{{with safeURL .URL}}<figure><img src="{{.}}" alt="{{$img.Alt}}" loading="lazy" referrerpolicy="no-referrer"><figcaption>Image: {{$img.Credit}}</figcaption></figure>{{end}}{{end}}
 {{if .Excerpt}}<span class="label">{{label}}</span>{{end}}
 <p class="summary">{{.SummaryText}}</p>
 {{with .ReadingTime}}<p class="meta">{{.}}</p>{{else}}<p class="meta"></p>{{end}}
-{{$c := .}}{{with safeURL .URL}}<a class="more" href="{{.}}">{{$c.ReadMore}}</a>{{else}}<span class="more">{{$c.ReadMore}}</span>{{end}}
+{{with safeURL .URL}}<a class="more" href="{{.}}">{{$c.ReadMore}}</a>{{else}}<span class="more">{{$c.ReadMore}}</span>{{end}}
 </article>
 {{end}}</div>
 {{else}}<p class="empty">No {{.Category}} stories today.</p>

@@ -50,7 +50,8 @@ var ErrNoText = errors.New("digest: article has no text to summarize")
 // article's own sentences, local and deterministic.
 //
 // The body is split into sentences ([Sentences]) block by block, leaving
-// out headings, lists, tables, captions and preformatted text. Each
+// out headings, lists, tables, captions and preformatted text, and the
+// standfirst (a block that is the page's own description). Each
 // sentence is scored by TextRank: a graph of the sentences, each edge
 // weighted by how many content words (lower-cased, stop words of English,
 // French and German left out, a plural's final s dropped) two sentences
@@ -84,7 +85,11 @@ func (e Extractive) Summarize(ctx context.Context, a *extract.Article) (Summary,
 		return Summary{}, err
 	}
 	var sents []string
+	standfirst := collapse(a.Description.Value)
 	for _, b := range a.Blocks {
+		if standfirst != "" && collapse(b.Text) == standfirst {
+			continue // the page's own summary, not the story's text
+		}
 		switch b.Kind {
 		case extract.Paragraph, extract.Quote:
 			sents = append(sents, Sentences(b.Text)...)

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// build -demo crawls the simulated web, writes its deposits to a SQLite
+// store, and writes the page and the feed; build -store then reads the same
+// stories back from the file alone.
+func TestBuild_DemoThenStore(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "crawl.db")
+	page, feedPath := filepath.Join(dir, "d.html"), filepath.Join(dir, "d.json")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"build", "-demo", "-store", db, "-out", page, "-feed", feedPath}, &out, &errOut); code != 0 {
+		t.Fatalf("build -demo: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "the auditor found 0 violations") {
+		t.Errorf("output lacks the audit: %s", out.String())
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2 id=\"cat-tech-h\">Tech</h2>", "Read full story on Bytes Daily", "Excerpt from the publisher"} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	var f struct {
+		Items []struct{ URL string } `json:"items"`
+	}
+	b, err := os.ReadFile(feedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil || len(f.Items) != 24 {
+		t.Fatalf("feed: %d items, %v; want 24", len(f.Items), err)
+	}
+
+	// From the store alone: the same stories, each source under its ID.
+	out.Reset()
+	page2 := filepath.Join(dir, "d2.html")
+	if code := run(context.Background(), []string{"build", "-store", db, "-out", page2, "-categories", "Sports,Tech", "-max", "2"}, &out, &errOut); code != 0 {
+		t.Fatalf("build -store: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "4 stories in 2 categories") {
+		t.Errorf("build -store: %s", out.String())
+	}
+	html, _ = os.ReadFile(page2)
+	if !bytes.Contains(html, []byte("Read full story on matchday.example")) {
+		t.Errorf("a source without a configuration shows under its ID")
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errOut); code != 2 {
+		t.Errorf("no command: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"build"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-store or -demo") {
+		t.Errorf("build without a store: exit %d, %s", code, errOut.String())
+	}
+}
