@@ -142,14 +142,21 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 		return c.endPass(rep, err)
 	}
 	now := c.clk.Now()
-	// The backlog first, when due: at start-up it knows nothing and lists
-	// every reference with its identifier, which the trigger's then meet;
-	// later walks stop at the first page already known.
-	if src.Backlog != nil && !sc.NextBacklog.After(now) && !mode.triggerOnly {
+	// An API backlog first, when due: at start-up it knows nothing and
+	// lists every reference with its identifier, which the trigger's then
+	// meet; later walks stop at the first page already known. A sitemap
+	// names no identifier, so it comes after the trigger, whose references
+	// it then meets by address.
+	backlogDue := src.Backlog != nil && !sc.NextBacklog.After(now) && !mode.triggerOnly
+	sitemap := src.Backlog != nil && src.Backlog.Kind == BacklogSitemap
+	if backlogDue && !sitemap {
 		c.walkBacklog(pctx, &src, rep)
 	}
 	if mode.forceTrigger || !sc.NextTrigger.After(now) {
 		c.readTrigger(pctx, &src, rep)
+	}
+	if backlogDue && sitemap {
+		c.walkBacklog(pctx, &src, rep)
 	}
 	if err := pctx.Err(); err != nil {
 		return c.endPass(rep, c.passErr(ctx, src.ID, err))

@@ -330,3 +330,35 @@ func TestCrawler_V1_PublicAPICallAsTrigger(t *testing.T) {
 	}
 	audit(t, web, p)
 }
+
+// A sitemap backlog: under IDFromURL every article it lists is read; under
+// IDFromCMS it meets the trigger's references by address and adds none of
+// its own (V3, V4).
+func TestCrawler_V4_SitemapBacklog(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 2, ArticlesPerHost: 4, Seed: 15})
+	site, other := info.Sites[0], info.Sites[1]
+	byURL := siteSource(site.Name, StrictNews, false)
+	byURL.Identifier = IDFromURL
+	byURL.Backlog = &Backlog{Kind: BacklogSitemap, Site: "https://" + site.Name}
+	byCMS := siteSource(other.Name, StrictNews, false)
+	byCMS.Backlog = &Backlog{Kind: BacklogSitemap, Site: "https://" + other.Name}
+	p := testPolicy(t, StrictNews, testInterval)
+	// The crawl's clock within two days of the articles' dates, so that the
+	// walk re-reads them (the newest 48 hours always are).
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{byURL, byCMS},
+		Clock: clock.NewManual(site.Articles[0].Published.Add(time.Hour))}
+	reps, err := c.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reps {
+		if r.Err != nil || !r.BacklogRead || r.Backlog.Refs == 0 || r.Deposited != 4 || r.Mismatched != 0 {
+			t.Fatalf("%s: %+v", r.Source, r)
+		}
+		if r.Backlog.New != 0 {
+			t.Errorf("%s: the sitemap added %d references the feed had not announced", r.Source, r.Backlog.New)
+		}
+	}
+	audit(t, web, p)
+}

@@ -92,9 +92,16 @@ type BacklogKind string
 
 // The kinds of backlog list.
 const (
-	BacklogSitemap   BacklogKind = "sitemap"   // sitemaps (URLs, else those robots.txt names)
-	BacklogWordPress BacklogKind = "wordpress" // the WordPress REST post list of Site
-	BacklogAPI       BacklogKind = "api"       // a paginated JSON list described by API
+	// BacklogSitemap walks sitemaps (URLs, else those robots.txt names).
+	// Sitemaps name no identifier: under IDFromCMS their references are
+	// matched by address to those the trigger announced, and the others
+	// are dropped (an EventRefDropped says so); a source whose CMS ids
+	// appear nowhere but in its pages declares IDFromURL.
+	BacklogSitemap BacklogKind = "sitemap"
+	// BacklogWordPress walks the WordPress REST post list of Site.
+	BacklogWordPress BacklogKind = "wordpress"
+	// BacklogAPI walks a paginated JSON list described by API.
+	BacklogAPI BacklogKind = "api"
 )
 
 // Backlog is where a source lists its articles, walked newest to oldest at
