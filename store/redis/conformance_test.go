@@ -13,6 +13,8 @@ import (
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/backoff/backofftest"
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/crawl/crawltest"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/fetch/fetchtest"
 	"github.com/politefetch/politefetch/robots"
@@ -30,8 +32,9 @@ func newMini(t testing.TB) (*Store, *miniredis.Miniredis) {
 
 // timeHook sets miniredis's clock before each command, from now when it is
 // given, otherwise from the caller's now that every time-reading script
-// carries as its first argument: so a script reading TIME reads the
-// conformance suite's clock.
+// carries as its first argument (and from real time, the Store's clock,
+// for a TIME command): so a script reading TIME reads the conformance
+// suite's clock.
 type timeHook struct {
 	mr  *miniredis.Miniredis
 	now func() time.Time
@@ -61,6 +64,10 @@ func (h timeHook) set(cmd goredis.Cmder) {
 		return
 	}
 	args := cmd.Args()
+	if strings.EqualFold(cmd.Name(), "time") {
+		h.mr.SetTime(time.Now()) // the Store's own clock is real time
+		return
+	}
 	if name := strings.ToLower(cmd.Name()); name != "evalsha" && name != "eval" || len(args) < 3 {
 		return
 	}
@@ -123,4 +130,20 @@ func TestRobotsConformance_Miniredis(t *testing.T) {
 
 func TestRobotsConformance_Server(t *testing.T) {
 	robotstest.Run(t, func(t *testing.T) robots.Store { return realStore(t).Robots() })
+}
+
+func TestStateConformance_Miniredis(t *testing.T) {
+	crawltest.Run(t, func(t *testing.T) crawl.State {
+		s, mr := newMini(t)
+		s.Client.AddHook(timeHook{mr: mr})
+		return s.State()
+	})
+}
+
+func TestStateConformance_Server(t *testing.T) {
+	crawltest.Run(t, func(t *testing.T) crawl.State {
+		s := realStore(t)
+		s.CallerClock = true // the suite's instants are months from the server's clock
+		return s.State()
+	})
 }

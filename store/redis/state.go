@@ -1,0 +1,456 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/crawl"
+)
+
+// State is the [crawl.State] in Redis, shared by every worker of a crawl:
+// per source, its schedule, its pass lease with the pass number and the
+// pass's consecutive failures, the pass's attempt counters, and the
+// references it has announced. Leases and counters are Lua scripts on
+// Redis's clock (TIME), so a worker whose clock is skewed or jumps can
+// neither take a lease early nor keep one late; the schedule's instants
+// are stored on Redis's clock and read back on the caller's; references
+// keep their instants (first seen, settled) as the caller gave them. Every
+// key of a source expires StateRetain after its last write. Get one from
+// [Store.State]; it is safe for concurrent use.
+type State struct{ s *Store }
+
+var _ crawl.State = (*State)(nil)
+
+// State returns the Store's crawl state, for crawl.Crawler's State.
+func (s *Store) State() *State { return &State{s} }
+
+func (st *State) keys(source string) (sched, lease, attempts, refs string) {
+	return st.s.key("src", source), st.s.key("pass", source), st.s.key("attempts", source), st.s.key("refs", source)
+}
+
+func (st *State) retainMS() int64 { return or(st.s.StateRetain, DefaultStateRetain).Milliseconds() }
+
+// scheduleRecord is a crawl.Schedule as stored: Unix nanoseconds on Redis's
+// clock, 0 for none.
+type scheduleRecord struct {
+	LastTrigger int64 `json:"last_trigger,omitempty"`
+	NextTrigger int64 `json:"next_trigger,omitempty"`
+	LastBacklog int64 `json:"last_backlog,omitempty"`
+	NextBacklog int64 `json:"next_backlog,omitempty"`
+	Embargo     int64 `json:"embargo,omitempty"`
+	Slowed      int64 `json:"slowed,omitempty"`
+}
+
+// offset reads Redis's TIME and returns the offset of the caller's clock.
+func (s *Store) offsetNow(ctx context.Context) (time.Duration, error) {
+	if s.CallerClock {
+		return 0, nil
+	}
+	before := s.now()
+	server, err := s.Client.Time(ctx).Result()
+	if err != nil {
+		return 0, err
+	}
+	return s.observe(before, server), nil
+}
+
+// Schedule implements [crawl.State].
+func (st *State) Schedule(ctx context.Context, source string) (crawl.Schedule, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return crawl.Schedule{}, st.s.fail("state schedule", source, err)
+	}
+	k, _, _, _ := st.keys(source)
+	var tc *goredis.TimeCmd
+	var gc *goredis.StringCmd
+	before := st.s.now()
+	_, err = st.s.Client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		tc, gc = p.Time(ctx), p.Get(ctx, k)
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return crawl.Schedule{}, st.s.fail("state schedule", source, err)
+	}
+	server, err := tc.Result()
+	if err != nil {
+		return crawl.Schedule{}, st.s.fail("state schedule", source, err)
+	}
+	off := st.s.observe(before, server)
+	v, err := gc.Result()
+	if errors.Is(err, goredis.Nil) {
+		return crawl.Schedule{}, nil
+	}
+	var r scheduleRecord
+	if err == nil {
+		if e := json.Unmarshal([]byte(v), &r); e != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, e)
+		}
+	}
+	if err != nil {
+		return crawl.Schedule{}, st.s.fail("state schedule", source, err)
+	}
+	return crawl.Schedule{
+		LastTrigger: toCaller(r.LastTrigger, off), NextTrigger: toCaller(r.NextTrigger, off),
+		LastBacklog: toCaller(r.LastBacklog, off), NextBacklog: toCaller(r.NextBacklog, off),
+		Embargo: toCaller(r.Embargo, off), Slowed: toCaller(r.Slowed, off),
+	}, nil
+}
+
+// SetSchedule implements [crawl.State].
+func (st *State) SetSchedule(ctx context.Context, source string, sc crawl.Schedule) error {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return st.s.fail("state set schedule", source, err)
+	}
+	off, err := st.s.offsetNow(ctx)
+	if err != nil {
+		return st.s.fail("state set schedule", source, err)
+	}
+	b, _ := json.Marshal(scheduleRecord{
+		LastTrigger: toServer(sc.LastTrigger, off), NextTrigger: toServer(sc.NextTrigger, off),
+		LastBacklog: toServer(sc.LastBacklog, off), NextBacklog: toServer(sc.NextBacklog, off),
+		Embargo: toServer(sc.Embargo, off), Slowed: toServer(sc.Slowed, off),
+	})
+	k, _, _, _ := st.keys(source)
+	return st.s.fail("state set schedule", source, st.s.Client.Set(ctx, k, b, or(st.s.StateRetain, DefaultStateRetain)).Err())
+}
+
+// The lease scripts answer {held, owner, expires µs, pass, now µs, count}:
+// held 1 when the call got what it asked, 0 when the lease is another's (or
+// nobody's), -1 for a pass that is not the latest.
+const luaLeaseReply = `local function reply(held, count)
+  local f = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'pass')
+  return {held, f[1] or '', f[2] or '0', f[3] or '0', int(now), count or 0}
+end
+`
+
+// KEYS: pass hash, attempts hash. ARGV: clock (2), owner, ttl µs, retain ms.
+var stateAcquireScript = goredis.NewScript(luaNow + luaFmt + luaLeaseReply + `
+local owner, exp = redis.call('HGET', KEYS[1], 'owner'), tonumber(redis.call('HGET', KEYS[1], 'exp') or '0')
+if owner and owner ~= '' and now < exp then return reply(0) end
+redis.call('HINCRBY', KEYS[1], 'pass', 1)
+redis.call('HSET', KEYS[1], 'owner', ARGV[3], 'exp', int(now + tonumber(ARGV[4])), 'failures', 0)
+redis.call('DEL', KEYS[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return reply(1)
+`)
+
+// KEYS: pass hash. ARGV: clock (2), owner, ttl µs, retain ms.
+var stateRenewScript = goredis.NewScript(luaNow + luaFmt + luaLeaseReply + `
+local owner, exp = redis.call('HGET', KEYS[1], 'owner'), tonumber(redis.call('HGET', KEYS[1], 'exp') or '0')
+if not owner or owner == '' or owner ~= ARGV[3] or now >= exp then return reply(0) end
+redis.call('HSET', KEYS[1], 'exp', int(now + tonumber(ARGV[4])))
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return reply(1)
+`)
+
+// KEYS: pass hash. ARGV: owner.
+var stateReleaseScript = goredis.NewScript(`
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'owner', '', 'exp', 0)
+end
+return 1
+`)
+
+// KEYS: pass hash, attempts hash. ARGV: clock (2), pass, "attempt" or
+// "failure", the reference's key or "1"/"0" (failed), retain ms.
+var stateCountScript = goredis.NewScript(luaNow + luaFmt + luaLeaseReply + `
+if redis.call('HGET', KEYS[1], 'pass') ~= ARGV[3] then return reply(-1) end
+local n
+if ARGV[4] == 'attempt' then
+  n = redis.call('HINCRBY', KEYS[2], ARGV[5], 1)
+  redis.call('PEXPIRE', KEYS[2], ARGV[6])
+elseif ARGV[5] == '1' then
+  n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+else
+  redis.call('HSET', KEYS[1], 'failures', 0)
+  n = 0
+end
+return reply(1, n)
+`)
+
+// leaseReply is a lease script's answer, its instants on the caller's clock.
+type leaseReply struct {
+	held  int64
+	lease crawl.Lease
+	count int
+}
+
+func (st *State) runLease(ctx context.Context, script *goredis.Script, keys []string, now time.Time, args ...any) (leaseReply, error) {
+	v, err := script.Run(ctx, st.s.Client, keys, append(st.s.clockArgs(now), args...)...).Slice()
+	if err != nil {
+		return leaseReply{}, err
+	}
+	if len(v) != 6 {
+		return leaseReply{}, fmt.Errorf("%w: lease script answered %d values", ErrCorrupt, len(v))
+	}
+	held, _ := v[0].(int64)
+	owner, _ := v[1].(string)
+	var n [3]int64
+	for i, x := range []any{v[2], v[3], v[4]} {
+		s, _ := x.(string)
+		if n[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return leaseReply{}, fmt.Errorf("%w: lease script answered %v", ErrCorrupt, v)
+		}
+	}
+	count, _ := v[5].(int64)
+	var off time.Duration
+	if !st.s.CallerClock {
+		off = st.s.observe(now, time.UnixMicro(n[2]))
+	}
+	r := leaseReply{held: held, count: int(count), lease: crawl.Lease{Owner: owner, Pass: uint64(n[1])}}
+	if owner != "" {
+		r.lease.Expires = toCaller(n[0]*1000, off)
+	}
+	return r, nil
+}
+
+// AcquireLease implements [crawl.State]: one script, on Redis's clock.
+func (st *State) AcquireLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (crawl.Lease, error) {
+	if owner == "" || ttl <= 0 {
+		return crawl.Lease{}, errors.New("redis: a lease needs an owner and a positive ttl")
+	}
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return crawl.Lease{}, st.s.fail("state acquire lease", source, err)
+	}
+	_, lk, ak, _ := st.keys(source)
+	r, err := st.runLease(ctx, stateAcquireScript, []string{lk, ak}, now, owner, micros(ttl), st.retainMS())
+	if err != nil {
+		return crawl.Lease{}, st.s.fail("state acquire lease", source, err)
+	}
+	if r.held != 1 {
+		return crawl.Lease{}, &crawl.LeaseError{Source: source, Held: r.lease, Err: crawl.ErrLeaseHeld}
+	}
+	return r.lease, nil
+}
+
+// RenewLease implements [crawl.State].
+func (st *State) RenewLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (crawl.Lease, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return crawl.Lease{}, st.s.fail("state renew lease", source, err)
+	}
+	_, lk, _, _ := st.keys(source)
+	r, err := st.runLease(ctx, stateRenewScript, []string{lk}, now, owner, micros(ttl), st.retainMS())
+	if err != nil {
+		return crawl.Lease{}, st.s.fail("state renew lease", source, err)
+	}
+	if r.held != 1 {
+		return crawl.Lease{}, &crawl.LeaseError{Source: source, Held: r.lease, Err: crawl.ErrLeaseLost}
+	}
+	return r.lease, nil
+}
+
+// ReleaseLease implements [crawl.State]: compare-and-delete of owner's
+// lease (the pass number stays).
+func (st *State) ReleaseLease(ctx context.Context, source, owner string) error {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return st.s.fail("state release lease", source, err)
+	}
+	_, lk, _, _ := st.keys(source)
+	return st.s.fail("state release lease", source, stateReleaseScript.Run(ctx, st.s.Client, []string{lk}, owner).Err())
+}
+
+func (st *State) count(ctx context.Context, op, source string, pass uint64, kind, arg string) (int, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return 0, st.s.fail(op, source, err)
+	}
+	_, lk, ak, _ := st.keys(source)
+	r, err := st.runLease(ctx, stateCountScript, []string{lk, ak}, st.s.now(), strconv.FormatUint(pass, 10), kind, arg, st.retainMS())
+	if err != nil {
+		return 0, st.s.fail(op, source, err)
+	}
+	if r.held != 1 {
+		return 0, &crawl.LeaseError{Source: source, Held: r.lease, Err: crawl.ErrLeaseLost}
+	}
+	return r.count, nil
+}
+
+// Attempt implements [crawl.State]: one script checking the pass and
+// incrementing the reference's counter.
+func (st *State) Attempt(ctx context.Context, source string, pass uint64, key string) (int, error) {
+	return st.count(ctx, "state attempt", source, pass, "attempt", key)
+}
+
+// Failure implements [crawl.State].
+func (st *State) Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error) {
+	arg := "0"
+	if failed {
+		arg = "1"
+	}
+	return st.count(ctx, "state failure", source, pass, "failure", arg)
+}
+
+// See implements [crawl.State]: the reference is read, merged and written
+// under WATCH of the source's references.
+func (st *State) See(ctx context.Context, source string, ref crawl.RefState, now time.Time) (crawl.RefState, bool, error) {
+	if ref.Key == "" {
+		return crawl.RefState{}, false, errors.New("redis: a reference needs a key")
+	}
+	var out crawl.RefState
+	var created bool
+	err := st.updateRef(ctx, "state see", source, ref.Key, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
+		created = !ok
+		if !ok {
+			cur = crawl.RefState{Key: ref.Key, FirstSeen: now}
+		}
+		if ref.URL != "" {
+			cur.URL = ref.URL
+		}
+		if ref.FeedID != "" {
+			cur.FeedID = ref.FeedID
+		}
+		if ref.ListID != "" {
+			cur.ListID = ref.ListID
+		}
+		if !ref.Published.IsZero() {
+			cur.Published = ref.Published
+		}
+		if ref.Excerpt != nil {
+			e := *ref.Excerpt
+			cur.Excerpt = &e
+		}
+		out = cur
+		return cur, nil
+	})
+	return out, created, err
+}
+
+// Settle implements [crawl.State].
+func (st *State) Settle(ctx context.Context, source, key string, outcome crawl.Outcome, note string, now time.Time) error {
+	return st.updateRef(ctx, "state settle", source, key, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
+		if !ok {
+			return cur, fmt.Errorf("redis: settle %s/%s: unknown reference", source, key)
+		}
+		cur.Outcome, cur.Note, cur.Settled = outcome, note, now
+		return cur, nil
+	})
+}
+
+var errNoWrite = errors.New("no write")
+
+func (st *State) updateRef(ctx context.Context, op, source, key string, fn func(crawl.RefState, bool) (crawl.RefState, error)) error {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return st.s.fail(op, source+"/"+key, err)
+	}
+	_, _, _, rk := st.keys(source)
+	var fnErr error
+	err = st.s.optimistic(ctx, rk, func(tx *goredis.Tx) error {
+		v, err := tx.HGet(ctx, rk, key).Result()
+		var cur crawl.RefState
+		ok := err == nil
+		switch {
+		case errors.Is(err, goredis.Nil):
+		case err != nil:
+			return err
+		default:
+			if err := json.Unmarshal([]byte(v), &cur); err != nil {
+				return fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+		}
+		next, err := fn(cur, ok)
+		if err != nil {
+			fnErr = err
+			return errNoWrite
+		}
+		b, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.HSet(ctx, rk, key, b)
+			p.PExpire(ctx, rk, or(st.s.StateRetain, DefaultStateRetain))
+			return nil
+		})
+		return err
+	})
+	if errors.Is(err, errNoWrite) {
+		return fnErr
+	}
+	return st.s.fail(op, source+"/"+key, err)
+}
+
+// Ref implements [crawl.State].
+func (st *State) Ref(ctx context.Context, source, key string) (crawl.RefState, bool, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return crawl.RefState{}, false, st.s.fail("state ref", source+"/"+key, err)
+	}
+	_, _, _, rk := st.keys(source)
+	v, err := st.s.Client.HGet(ctx, rk, key).Result()
+	if errors.Is(err, goredis.Nil) {
+		return crawl.RefState{}, false, nil
+	}
+	var r crawl.RefState
+	if err == nil {
+		if e := json.Unmarshal([]byte(v), &r); e != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, e)
+		}
+	}
+	if err != nil {
+		return crawl.RefState{}, false, st.s.fail("state ref", source+"/"+key, err)
+	}
+	return r, true, nil
+}
+
+// Refs implements [crawl.State].
+func (st *State) Refs(ctx context.Context, source string) ([]crawl.RefState, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return nil, st.s.fail("state refs", source, err)
+	}
+	_, _, _, rk := st.keys(source)
+	m, err := st.s.Client.HGetAll(ctx, rk).Result()
+	if err != nil {
+		return nil, st.s.fail("state refs", source, err)
+	}
+	out := make([]crawl.RefState, 0, len(m))
+	for _, v := range m {
+		var r crawl.RefState
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return nil, st.s.fail("state refs", source, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b crawl.RefState) int {
+		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out, nil
+}
+
+// Forget implements [crawl.State]: the schedule, the references and the
+// counters go; the pass number (and a lease still held) stays, so a later
+// pass is never confused with an earlier one.
+func (st *State) Forget(ctx context.Context, source string) error {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return st.s.fail("state forget", source, err)
+	}
+	sk, _, ak, rk := st.keys(source)
+	return st.s.fail("state forget", source, st.s.Client.Del(ctx, sk, ak, rk).Err())
+}
