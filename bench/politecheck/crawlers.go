@@ -1,0 +1,310 @@
+package main
+
+// The crawlers under test. Each reads politecheck's variables: the seed
+// list (POLITECHECK_SEEDS), the address every host is reached at
+// (POLITECHECK_ADDR), and the CA (SSL_CERT_FILE, which Go's system pool
+// reads on Linux; POLITECHECK_CA is read explicitly, so the trust does not
+// depend on that).
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// userAgent is the benchmark crawlers' identity.
+const userAgent = "PolitecheckBench/1 (+https://politefetch.example/bench)"
+
+func seeds() ([]string, error) {
+	b, err := os.ReadFile(os.Getenv("POLITECHECK_SEEDS"))
+	if err != nil {
+		return nil, fmt.Errorf("POLITECHECK_SEEDS: %w", err)
+	}
+	return strings.Fields(string(b)), nil
+}
+
+// transport reaches every host at POLITECHECK_ADDR, one connection per
+// host, HTTP/1.1.
+func transport() (*http.Transport, error) {
+	addr := os.Getenv("POLITECHECK_ADDR")
+	if addr == "" {
+		return nil, errors.New("POLITECHECK_ADDR is not set")
+	}
+	pem, err := os.ReadFile(os.Getenv("POLITECHECK_CA"))
+	if err != nil {
+		return nil, fmt.Errorf("POLITECHECK_CA: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, errors.New("POLITECHECK_CA holds no certificate")
+	}
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	return &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+		TLSClientConfig:     &tls.Config{RootCAs: roots},
+		MaxConnsPerHost:     1,
+		MaxIdleConnsPerHost: 1,
+		MaxIdleConns:        10000,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}, nil
+}
+
+// runColly crawls with colly v2: polite, as politely as colly allows (one
+// LimitRule per host, Parallelism 1, Delay 1 s, robots.txt obeyed, async),
+// or with colly's defaults.
+func runColly(polite bool) error {
+	list, err := seeds()
+	if err != nil {
+		return err
+	}
+	tr, err := transport()
+	if err != nil {
+		return err
+	}
+	var c *colly.Collector
+	if polite {
+		c = colly.NewCollector(colly.Async(true), colly.UserAgent(userAgent))
+		c.IgnoreRobotsTxt = false
+		for _, s := range list {
+			u, err := url.Parse(s)
+			if err != nil {
+				return err
+			}
+			if err := c.Limit(&colly.LimitRule{DomainGlob: u.Host, Parallelism: 1, Delay: time.Second}); err != nil {
+				return err
+			}
+		}
+	} else {
+		c = colly.NewCollector()
+	}
+	c.WithTransport(tr)
+	c.OnXML("//item/link", func(e *colly.XMLElement) {
+		e.Request.Visit(strings.TrimSpace(e.Text))
+	})
+	for _, s := range list {
+		c.Visit(s)
+	}
+	c.Wait()
+	return nil
+}
+
+// runHand is a careful crawler written with net/http alone: per host,
+// robots.txt first (its "*" group's Allow, Disallow and Crawl-delay), then
+// the feed, then each allowed article, one request at a time, each written
+// at least the interval (or the Crawl-delay) after the previous one was; a
+// 429 or 503 ends the host's crawl, as does a 5xx or failed robots.txt.
+func runHand(interval time.Duration) error {
+	list, err := seeds()
+	if err != nil {
+		return err
+	}
+	tr, err := transport()
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error { return http.ErrUseLastResponse }}
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Go(func() { handHost(client, s, interval) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// pacedHost sends one host's requests in order, each written at least the
+// interval after the previous one was (httptrace's WroteRequest), so the
+// gaps the server sees are never shorter than the interval.
+type pacedHost struct {
+	client   *http.Client
+	interval time.Duration
+	last     time.Time // when the previous request was written
+}
+
+// get fetches u and returns the status, up to 4 MiB of body and the
+// Location header.
+func (h *pacedHost) get(u string) (status int, body []byte, location string, err error) {
+	if !h.last.IsZero() {
+		time.Sleep(time.Until(h.last.Add(h.interval)))
+	}
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	h.last = time.Now()
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { h.last = time.Now() },
+	}))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, body, resp.Header.Get("Location"), err
+}
+
+func handHost(client *http.Client, seed string, interval time.Duration) {
+	u, err := url.Parse(seed)
+	if err != nil {
+		return
+	}
+	h := &pacedHost{client: client, interval: interval}
+	robotsURL := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
+	var rules robotsRules
+	for hops := 0; ; hops++ {
+		status, body, loc, err := h.get(robotsURL.String())
+		if err != nil || status >= 500 {
+			return // unreachable robots.txt: the site is off limits
+		}
+		if status >= 300 && status < 400 && loc != "" && hops < 5 {
+			next, err := robotsURL.Parse(loc)
+			if err != nil || next.Host != u.Host {
+				return
+			}
+			robotsURL = next
+			continue
+		}
+		if status == 200 {
+			rules = parseRobots(body)
+		}
+		break
+	}
+	if rules.delay > h.interval {
+		h.interval = rules.delay
+	}
+	if !rules.allowed(u.Path) {
+		return
+	}
+	status, feed, _, err := h.get(seed)
+	if err != nil || status != 200 {
+		return
+	}
+	var rss struct {
+		Items []struct {
+			Link string `xml:"link"`
+		} `xml:"channel>item"`
+	}
+	if xml.Unmarshal(feed, &rss) != nil {
+		return
+	}
+	for _, it := range rss.Items {
+		a, err := url.Parse(strings.TrimSpace(it.Link))
+		if err != nil || a.Host != u.Host || !rules.allowed(a.Path) {
+			continue
+		}
+		status, _, _, err := h.get(a.String())
+		if err != nil || status == 429 || status == 503 || status == 403 {
+			return
+		}
+	}
+}
+
+// robotsRules is the "*" group of a robots.txt: enough for the benchmark's
+// webs (plain prefixes), not an RFC 9309 matcher.
+type robotsRules struct {
+	allow, disallow []string
+	delay           time.Duration
+}
+
+func parseRobots(b []byte) robotsRules {
+	var r robotsRules
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	inStar := false
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		switch k {
+		case "user-agent":
+			inStar = v == "*"
+		case "allow":
+			if inStar && v != "" {
+				r.allow = append(r.allow, v)
+			}
+		case "disallow":
+			if inStar && v != "" {
+				r.disallow = append(r.disallow, v)
+			}
+		case "crawl-delay":
+			if inStar {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+					r.delay = time.Duration(f * float64(time.Second))
+				}
+			}
+		}
+	}
+	return r
+}
+
+// allowed applies the longest matching prefix, Allow winning ties.
+func (r robotsRules) allowed(path string) bool {
+	best, ok := -1, true
+	for _, p := range r.allow {
+		if strings.HasPrefix(path, p) && len(p) >= best {
+			best, ok = len(p), true
+		}
+	}
+	for _, p := range r.disallow {
+		if strings.HasPrefix(path, p) && len(p) > best {
+			best, ok = len(p), false
+		}
+	}
+	return ok
+}
+
+// execOurs writes a politecrawl configuration for the seed list (the strict
+// news preset, 1 s per host, every article read in full) and replaces this
+// process with politecrawl crawl -once, so that politecheck measures
+// politecrawl's own process.
+func execOurs(politecrawl string) error {
+	list, err := seeds()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(os.Getenv("POLITECHECK_SEEDS"))
+	var b strings.Builder
+	b.WriteString("crawler:\n  name: PolitecheckBench\n  version: \"1\"\n  info_url: https://politefetch.example/bench\n  contact: \"\"\n")
+	b.WriteString("policy:\n  preset: strict-news\n  interval: 1s\n  robots_ttl: 1h\nsources:\n")
+	for i, s := range list {
+		u, err := url.Parse(s)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "  - id: src-%d\n    name: Source %d\n    category: World\n    trigger:\n      feeds: [%s]\n"+
+			"    admitted: [%s]\n    full_text: true\n    read:\n      method: page\n    active: true\n", i+1, i+1, s, u.Hostname())
+	}
+	cfg := filepath.Join(dir, "politecrawl.yaml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	args := []string{politecrawl, "crawl", "-config", cfg, "-store", filepath.Join(dir, "politecrawl.db"), "-once",
+		"-live", "off", "-log-level", "warn",
+		"-connect-to", os.Getenv("POLITECHECK_ADDR"), "-ca", os.Getenv("POLITECHECK_CA"), "-admit-private", "127.0.0.0/8"}
+	return syscall.Exec(politecrawl, args, os.Environ())
+}

@@ -1,0 +1,198 @@
+// Command politecheck runs three crawlers of the same seed list through
+// politecheck (examples/politecheck) on the same simulated webs, and prints
+// one table: wall time against the politeness bound, violations by rule,
+// CPU seconds and peak RSS of each crawler's process.
+//
+// The crawlers: ours (politecrawl crawl -once, the strict news preset at
+// 1 s per host), colly v2 configured as politely as colly allows (one
+// LimitRule per host with Parallelism 1 and Delay 1 s, robots.txt obeyed,
+// async), and a careful crawler written with net/http alone. Each web is
+// served over HTTPS with one connection per host; 10 % of its sites are
+// rude (429, 503, challenge pages, 5xx robots.txt, disallowed articles), 10 %
+// disallow a section and 10 % ask for Crawl-delay: 1. Last, colly with its
+// default configuration is run on the first web, to show that politecheck
+// flags it.
+//
+// Run from the bench module:
+//
+//	go run ./politecheck                    # 50 × 5 and 300 × 10
+//	go run ./politecheck -webs 20x3         # a quick look
+//
+// The same binary is the colly and net/http crawlers (its colly,
+// colly-default and hand commands) and the wrapper that writes politecrawl's
+// configuration for the seed list before becoming politecrawl (ours).
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		var err error
+		switch os.Args[1] {
+		case "colly":
+			err = runColly(true)
+		case "colly-default":
+			err = runColly(false)
+		case "hand":
+			err = runHand(time.Second)
+		case "ours":
+			if len(os.Args) != 3 {
+				err = fmt.Errorf("usage: %s ours POLITECRAWL", os.Args[0])
+			} else {
+				err = execOurs(os.Args[2])
+			}
+		default:
+			err = table(os.Args[1:])
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "politecheck bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if err := table(nil); err != nil {
+		fmt.Fprintln(os.Stderr, "politecheck bench:", err)
+		os.Exit(2)
+	}
+}
+
+// result is the part of politecheck's JSON report the table shows.
+type result struct {
+	OK            bool           `json:"ok"`
+	WallSeconds   float64        `json:"wall_seconds"`
+	IdealSeconds  float64        `json:"ideal_seconds"`
+	WallOverIdeal float64        `json:"wall_over_ideal"`
+	Requests      int            `json:"requests"`
+	Violations    int            `json:"violations"`
+	ByRule        map[string]int `json:"by_rule"`
+	Pages         struct {
+		Expected int `json:"expected"`
+		Fetched  int `json:"fetched"`
+	} `json:"pages"`
+	Duplicates int `json:"duplicates"`
+	Crawler    struct {
+		ExitCode     int     `json:"exit_code"`
+		TimedOut     bool    `json:"timed_out"`
+		CPUSeconds   float64 `json:"cpu_seconds"`
+		PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	} `json:"crawler"`
+	exit int
+}
+
+func table(args []string) error {
+	fs := flag.NewFlagSet("politecheck bench", flag.ContinueOnError)
+	repo := fs.String("repo", "..", "the politefetch repository (the library module's root)")
+	webs := fs.String("webs", "50x5,300x10", "the webs: HOSTSxARTICLES, comma-separated")
+	seed := fs.String("seed", "1", "the webs' scenario seed")
+	timeout := fs.Duration("timeout", 10*time.Minute, "politecheck's -timeout per run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "politecheck-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	root, err := filepath.Abs(*repo)
+	if err != nil {
+		return err
+	}
+	build := func(pkg string) (string, error) {
+		out := filepath.Join(tmp, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir, cmd.Stderr = root, os.Stderr
+		return out, cmd.Run()
+	}
+	checker, err := build("./examples/politecheck")
+	if err != nil {
+		return fmt.Errorf("building politecheck: %w", err)
+	}
+	crawler, err := build("./examples/politecrawl")
+	if err != nil {
+		return fmt.Errorf("building politecrawl: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		name string
+		cmd  []string
+	}
+	crawlers := []entry{
+		{"politefetch (politecrawl crawl -once)", []string{self, "ours", crawler}},
+		{"colly v2, polite", []string{self, "colly"}},
+		{"net/http, careful", []string{self, "hand"}},
+	}
+	runOne := func(hosts, articles string, cmd []string) (*result, error) {
+		args := []string{"-json", "-q", "-hosts", hosts, "-articles", articles, "-latency", "20ms-200ms",
+			"-rude", "0.1", "-disallow", "0.1", "-crawl-delay", "0.1", "-seed", *seed,
+			"-interval", "1s", "-max-conns", "1", "-timeout", timeout.String(), "--"}
+		var out bytes.Buffer
+		c := exec.Command(checker, append(args, cmd...)...)
+		c.Stdout, c.Stderr = &out, os.Stderr
+		err := c.Run()
+		r := &result{}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.exit = ee.ExitCode()
+		} else if err != nil {
+			return nil, err
+		}
+		if r.exit == 2 {
+			return nil, fmt.Errorf("politecheck could not run %q", cmd)
+		}
+		if err := json.Unmarshal(out.Bytes(), r); err != nil {
+			return nil, fmt.Errorf("politecheck's report: %w", err)
+		}
+		return r, nil
+	}
+
+	fmt.Println("| web | crawler | politecheck exit | wall / ideal | articles fetched | violations by rule | CPU s | peak RSS |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	list := strings.Split(*webs, ",")
+	for i, w := range list {
+		hosts, articles, ok := strings.Cut(strings.TrimSpace(w), "x")
+		if _, err := strconv.Atoi(hosts); !ok || err != nil {
+			return fmt.Errorf("-webs: %q is not HOSTSxARTICLES", w)
+		}
+		runs := crawlers
+		if i == 0 {
+			runs = append(runs, entry{"colly v2, default configuration", []string{self, "colly-default"}})
+		}
+		for _, e := range runs {
+			r, err := runOne(hosts, articles, e.cmd)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", e.name, w, err)
+			}
+			fmt.Printf("| %s × %s | %s | %d | %.2f s / %.2f s = %.3f× | %d / %d | %s | %.2f | %.1f MiB |\n",
+				hosts, articles, e.name, r.exit, r.WallSeconds, r.IdealSeconds, r.WallOverIdeal,
+				r.Pages.Fetched, r.Pages.Expected, rules(r), r.Crawler.CPUSeconds, float64(r.Crawler.PeakRSSBytes)/(1<<20))
+		}
+	}
+	return nil
+}
+
+// rules is "none" or each rule's count.
+func rules(r *result) string {
+	if r.Violations == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, n := range r.ByRule {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ") + fmt.Sprintf(" (of %d requests)", r.Requests)
+}
