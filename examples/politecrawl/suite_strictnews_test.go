@@ -1,0 +1,322 @@
+package main
+
+// The strict news crawler's document (policy 000), as configs/strict-news.yaml
+// runs it: news-1 has a full-text licence, news-2 has none.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/sharecheck"
+)
+
+// S1, S3: the robots.txt group naming the crawler's product token applies,
+// not the "*" group (which here forbids everything); the article it
+// disallows is never asked for and is kept as the feed tells it (S5). A
+// robots.txt answering 403 puts the whole site off limits: nothing but
+// robots.txt is requested there. Every request carries the config's
+// User-Agent exactly, and robots.txt is cached for an hour.
+func TestStrictNews_S1_S3_IdentityAndItsRobotsGroup(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 3, nil)
+	disallowed := s.info.Sites[0].Articles[1].Path
+	s.site("news-1.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /\n\nUser-agent: ARCEL-DailyDose-Bot\nDisallow: " + disallowed + "\n"})
+	s.site("news-2.example").SetRobots(politetest.Robots{Status: http.StatusForbidden})
+	if s.fp.UserAgent() != "ARCEL-DailyDose-Bot/1 (+https://arcel.example/for-publishers/our-crawler)" || s.fp.Robots.TTL != time.Hour {
+		t.Fatalf("the config's policy: User-Agent %q, robots.txt TTL %v", s.fp.UserAgent(), s.fp.Robots.TTL)
+	}
+	reps := s.runOnce()
+	if r := reps["news-1"]; r.Deposited != 2 || r.Refused != 1 {
+		t.Errorf("news-1: %+v, want 2 deposited and the disallowed one refused", r)
+	}
+	if full, ex := depositKinds(s.deposits("news-1")); full != 2 || ex != 1 {
+		t.Errorf("news-1: %d full deposits and %d excerpts, want 2 and the disallowed story's excerpt", full, ex)
+	}
+	if n := len(s.requests("news-1.example", disallowed)); n != 0 {
+		t.Errorf("the disallowed article was requested %d times", n)
+	}
+	for _, q := range s.requests("news-2.example", "") {
+		if q.Path != "/robots.txt" {
+			t.Errorf("news-2's robots.txt answered 403, yet %s was requested", q.Path)
+		}
+	}
+	if r := reps["news-2"]; r.TriggerRead && r.Trigger.Err == nil {
+		t.Errorf("news-2: the trigger was read from a site whose robots.txt answered 403: %+v", r)
+	}
+	for _, q := range s.web.Requests() {
+		if q.Header.Get("User-Agent") != s.fp.UserAgent() {
+			t.Errorf("%s %s: User-Agent %q", q.Host, q.Path, q.Header.Get("User-Agent"))
+		}
+	}
+	if n := len(s.requests("news-1.example", "/robots.txt")); n != 1 {
+		t.Errorf("news-1's robots.txt read %d times in one pass, want 1", n)
+	}
+}
+
+// S2: at most one request a second per site (the auditor holds every gap
+// to 1 s); each feed read at its source's interval, 15 minutes, not
+// before; an operator's refresh declined within 5 minutes of the last
+// read, granted after them; and declined again once the site has refused
+// us, with nothing sent.
+func TestStrictNews_S2_FeedIntervalAndRefreshGuard(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 1, nil)
+	if s.fp.Interval != time.Second || !s.fp.PerSite || time.Duration(s.source("news-1").Interval) != 15*time.Minute {
+		t.Fatalf("the config: interval %v, per site %v, feed interval %v", s.fp.Interval, s.fp.PerSite, s.source("news-1").Interval)
+	}
+	s.runOnce()
+	feeds := func() int { return len(s.requests("news-1.example", "/feed.xml")) }
+	ctx := context.Background()
+	s.later(14 * time.Minute)
+	if rep, err := s.c.Pass(ctx, "news-1"); err != nil || rep.TriggerRead {
+		t.Fatalf("14 min on: %v, trigger read %v; want it left for its interval", err, rep.TriggerRead)
+	}
+	n := feeds()
+	if _, err := s.c.Refresh(ctx, "news-1"); err != nil || feeds() != n+1 {
+		t.Fatalf("a refresh 14 min after the last read: %v, %d feed reads; want it granted", err, feeds()-n)
+	}
+	if _, err := s.c.Refresh(ctx, "news-1"); !errors.Is(err, crawl.ErrRefreshDeclined) {
+		t.Fatalf("a refresh right after a read: %v, want it declined (5 min guard)", err)
+	}
+	n = feeds()
+	s.later(6 * time.Minute)
+	if _, err := s.c.Refresh(ctx, "news-1"); err != nil {
+		t.Fatalf("a refresh 6 min after the last read: %v", err)
+	}
+	if feeds() != n+1 {
+		t.Fatalf("the granted refresh read the feed %d times", feeds()-n)
+	}
+	s.site("news-1.example").Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: time.Hour})
+	s.later(15 * time.Minute)
+	if rep, err := s.c.Pass(ctx, "news-1"); err != nil || !rep.TriggerRead {
+		t.Fatalf("15 min on: %v; want the feed read at its interval", err)
+	}
+	n = feeds()
+	s.later(6 * time.Minute)
+	if _, err := s.c.Refresh(ctx, "news-1"); !errors.Is(err, crawl.ErrRefreshDeclined) {
+		t.Fatalf("a refresh after the site answered 429: %v, want it declined", err)
+	}
+	if feeds() != n {
+		t.Errorf("a declined refresh sent %d feed requests", feeds()-n)
+	}
+}
+
+// S4: a refusal (429 with Retry-After, a challenge page) is recorded and
+// honoured: after news-1's first article answers 429, its other articles
+// are not asked for while the site cools down (they are kept as excerpts,
+// S5), the chain says until when, and the auditor finds no request inside
+// an announced cool-down. news-2's feed serves a challenge page: it is
+// recorded as a refusal, and its next read is refused before it is sent.
+// No evasion: one identity throughout (the auditor's User-Agent rule).
+func TestStrictNews_S4_RefusalsRecordedAndHonoured(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 3, nil)
+	n1 := s.site("news-1.example")
+	for _, a := range s.info.Sites[0].Articles {
+		n1.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: 2 * time.Hour})
+	}
+	s.site("news-2.example").Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.Challenge})
+	reps := s.runOnce()
+	read := 0
+	for _, a := range s.info.Sites[0].Articles {
+		read += len(s.requests("news-1.example", a.Path))
+	}
+	if read != 1 {
+		t.Errorf("news-1: %d article requests, want 1 (the 429 cools the site down)", read)
+	}
+	if full, ex := depositKinds(s.deposits("news-1")); full != 0 || ex < 2 {
+		t.Errorf("news-1: %d full deposits, %d excerpts; want none in full and the refused stories kept as excerpts (%+v)", full, ex, reps["news-1"])
+	}
+	ctx := context.Background()
+	e, err := s.client.Explain(ctx, "https://news-1.example"+s.info.Sites[0].Articles[0].Path)
+	if err != nil || e.Allowed || e.Refusal == nil || !errors.Is(e.Refusal, fetch.ErrCooldown) || time.Until(e.Refusal.Until) < 110*time.Minute {
+		t.Fatalf("news-1 after a 429 with Retry-After 2 h: %+v, %v; want a cool-down of about 2 h", e, err)
+	}
+	before := len(s.requests("news-2.example", "/feed.xml"))
+	s.later(15 * time.Minute)
+	rep, err := s.c.Pass(ctx, "news-2")
+	if err != nil || !rep.TriggerRead {
+		t.Fatalf("news-2 15 min on: %v, %+v", err, rep)
+	}
+	if n := len(s.requests("news-2.example", "/feed.xml")); n != before {
+		t.Errorf("news-2's feed asked again %d times inside the challenge's cool-down", n-before)
+	}
+	var re *fetch.RefusedError
+	if !errors.As(rep.Trigger.Err, &re) || re.Reason != fetch.Cooldown {
+		t.Errorf("news-2's trigger: %v, want the chain's cool-down refusal", rep.Trigger.Err)
+	}
+}
+
+// S5, S6: news-1's licence allows full text: each article is deposited as
+// read, with its proof. news-2 has none: its stories are kept only as the
+// feed describes them (headline, description, image), labelled an excerpt,
+// with a link to the original, and its pages are never requested.
+func TestStrictNews_S5_S6_ExcerptsWhereThereIsNoLicence(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 2, nil)
+	s.runOnce()
+	full := s.deposits("news-1")
+	if len(full) != 2 {
+		t.Fatalf("news-1: %d deposits, want 2", len(full))
+	}
+	for _, d := range full {
+		if d.Excerpt != nil || len(d.Envelope) == 0 || d.Proof == nil || d.Article == nil {
+			t.Errorf("news-1 %s: not a full deposit with its proof", d.Key)
+		}
+	}
+	ex := s.deposits("news-2")
+	if len(ex) != 2 {
+		t.Fatalf("news-2: %d deposits, want 2 excerpts", len(ex))
+	}
+	pages := map[string]bool{}
+	for _, a := range s.info.Sites[1].Articles {
+		pages["https://news-2.example"+a.Path] = true
+		if n := len(s.requests("news-2.example", a.Path)); n != 0 {
+			t.Errorf("news-2 %s requested without a licence", a.Path)
+		}
+	}
+	for _, d := range ex {
+		e := d.Excerpt
+		if e == nil || d.Envelope != nil {
+			t.Fatalf("news-2 %s: not an excerpt", d.Key)
+		}
+		if e.Label != feed.ExcerptLabel || e.Headline == "" || e.Description == "" || e.Image == "" || !pages[e.Link] {
+			t.Errorf("news-2 excerpt %+v: want labelled %q, headline, description, image and a link to the original", e, feed.ExcerptLabel)
+		}
+	}
+}
+
+// S7, with S3 for images: each story's share image is checked once through
+// the config's own client, as the crawler (same identity), with the
+// article page as Referer, its host's robots.txt obeyed: news-1's images
+// are usable, with their dimensions and the URL to link to; news-1's
+// story whose image is HTML sent as image/jpeg is not; news-2's robots.txt
+// forbids /images/, so its images are not used and never requested. The
+// crawl itself fetched no image. A second look at the same stories costs
+// no request.
+func TestStrictNews_S7_ShareImagesCheckedOnce(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 2, nil)
+	fake := s.site("news-1.example").AddArticle(politetest.Article{Image: "/images/fake-1.jpg"})
+	s.site("news-2.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /images/\n"})
+	s.runOnce()
+	for _, q := range s.web.Requests() {
+		if strings.HasPrefix(q.Path, "/images/") {
+			t.Fatalf("the crawl fetched %s%s", q.Host, q.Path)
+		}
+	}
+	chk := &sharecheck.Checker{Client: s.client}
+	ctx := context.Background()
+	check := func() map[string]sharecheck.Result {
+		out := map[string]sharecheck.Result{}
+		for _, src := range []string{"news-1", "news-2"} {
+			for _, d := range s.deposits(src) {
+				img := sharecheck.Image{Page: d.URL}
+				switch {
+				case d.Article != nil:
+					img.URL = d.Article.Image.Value
+				case d.Excerpt != nil:
+					img.URL = d.Excerpt.Image
+				}
+				if img.URL == "" {
+					t.Fatalf("%s %s names no share image", src, d.Key)
+				}
+				out[d.URL] = chk.Check(ctx, img)
+			}
+		}
+		return out
+	}
+	results := check()
+	if len(results) != 5 {
+		t.Fatalf("%d stories, want 5", len(results))
+	}
+	for page, res := range results {
+		switch {
+		case strings.HasPrefix(page, "https://news-2.example/"):
+			if !errors.Is(res.Err, fetch.ErrRobots) {
+				t.Errorf("%s: %v, want the robots.txt refusal", page, res.Err)
+			}
+		case strings.HasSuffix(page, fake.Path):
+			if !errors.Is(res.Err, sharecheck.ErrNotImage) {
+				t.Errorf("%s (HTML as image/jpeg): %v, want not an image", page, res.Err)
+			}
+		default:
+			if !res.Usable() || res.Width == 0 || !strings.HasPrefix(res.FinalURL, "https://news-1.example/images/") {
+				t.Errorf("%s: %+v, want a usable image to link to", page, res)
+			}
+		}
+	}
+	images := func() (n int) {
+		for _, q := range s.web.Requests() {
+			if strings.HasPrefix(q.Path, "/images/") {
+				n++
+				if q.Host != "news-1.example" || !strings.HasPrefix(q.Header.Get("Referer"), "https://news-1.example/") ||
+					q.Header.Get("User-Agent") != s.fp.UserAgent() {
+					t.Errorf("%s%s: Referer %q, User-Agent %q", q.Host, q.Path, q.Header.Get("Referer"), q.Header.Get("User-Agent"))
+				}
+			}
+		}
+		return n
+	}
+	if n := images(); n != 3 {
+		t.Errorf("%d image requests, want 3 (news-1's three images, once each)", n)
+	}
+	check()
+	if n := images(); n != 3 {
+		t.Errorf("after a second look, %d image requests, want still 3", n)
+	}
+}
+
+// S8: a source the service excludes is removed from the list (deactivated:
+// never fetched again) and its stored content withdrawn, the other
+// source's untouched.
+func TestStrictNews_S8_ExcludedSourceRemovedAndWithdrawn(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 2, 2, nil)
+	s.runOnce()
+	kept := len(s.deposits("news-1"))
+	if kept == 0 || len(s.deposits("news-2")) == 0 {
+		t.Fatal("nothing deposited")
+	}
+	ctx := context.Background()
+	if err := s.c.Deactivate("news-2"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.c.Withdraw(ctx, "news-2")
+	if err != nil || n != 2 {
+		t.Fatalf("Withdraw: %d, %v; want the 2 deposits withdrawn", n, err)
+	}
+	if len(s.deposits("news-2")) != 0 || len(s.deposits("news-1")) != kept {
+		t.Errorf("after withdrawal: news-2 %d, news-1 %d (want 0 and %d)", len(s.deposits("news-2")), len(s.deposits("news-1")), kept)
+	}
+	before := len(s.requests("news-2.example", ""))
+	s.later(15 * time.Minute)
+	s.runOnce()
+	if _, err := s.c.Pass(ctx, "news-2"); !errors.Is(err, crawl.ErrInactive) {
+		t.Errorf("a pass of the excluded source: %v, want ErrInactive", err)
+	}
+	if n := len(s.requests("news-2.example", "")); n != before {
+		t.Errorf("%d requests to the excluded source after its removal", n-before)
+	}
+}
+
+// depositKinds counts full deposits and excerpts.
+func depositKinds(ds []*crawl.Deposit) (full, excerpts int) {
+	for _, d := range ds {
+		switch {
+		case d.Excerpt != nil:
+			excerpts++
+		case d.Envelope != nil:
+			full++
+		}
+	}
+	return full, excerpts
+}
