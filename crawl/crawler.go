@@ -63,6 +63,12 @@ func (e *RefreshError) Is(target error) bool { return target == ErrRefreshDeclin
 // interval, walks its backlog at start-up and then every BacklogInterval,
 // and reads each announced article through Client, depositing what may be
 // kept. Set Client and Sources; the zero value of every other field works.
+// A Crawler without a Client refuses every call with ErrNoClient, and one
+// with an invalid source with that source's *SourceError.
+//
+// Run crawls until its context ends; Pass, RunOnce, Refresh and ReadTrigger
+// do one thing at once, for tools and tests. Stages, SourceCounts and
+// HostCounts show what is under way and what was done.
 //
 // Politeness is the Client's: its pacer is the only thing that spaces
 // requests, its robots gate and ledger the only things that refuse them.
