@@ -185,7 +185,6 @@
 //	       json_extract(d.proof, '$.final_url') AS final_url
 //	FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = 'news-1' ORDER BY d.id;
 //
-//
 // Hosts cooling down now, with the reason:
 //
 //	SELECT key, strikes, last_status, last_challenge, datetime(until_ns / 1000000000, 'unixepoch') AS until
