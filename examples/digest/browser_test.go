@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/digest"
+)
+
+var update = flag.Bool("update", false, "write the desktop screenshot of the demo digest to docs/digest.png")
+
+// browser returns a headless Chromium's path: $CHROME_BIN, else the first of
+// chromium, chromium-browser, google-chrome and chromium-headless-shell's
+// headless_shell found on PATH. The test skips without one, saying so.
+func browser(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROME_BIN"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chromium-headless-shell", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium found (set CHROME_BIN, or install Debian's chromium): the browser test needs one")
+	return ""
+}
+
+// chrome starts a headless Chromium for the test, with a fresh profile, and
+// returns a browser context. The browser reaches only loopback: every other
+// host name fails to resolve, so nothing touches the real web.
+func chrome(t *testing.T) context.Context {
+	t.Helper()
+	bin := browser(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return bctx
+}
+
+// demoServer crawls the demo web into memory and serves its digest for
+// the preferences o, with ages counted from now.
+func demoServer(t *testing.T, o options, now time.Time) (*httptest.Server, *digest.Digest) {
+	t.Helper()
+	l := &library{deps: &crawl.MemoryDeposits{}}
+	var log bytes.Buffer
+	pubs, err := demoCrawl(context.Background(), l.deps, &log)
+	if err != nil {
+		t.Fatalf("demo crawl: %v\n%s", err, log.String())
+	}
+	l.pubs = pubs
+	want, err := l.make(context.Background(), o, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler(l, o, func() time.Time { return now }))
+	t.Cleanup(srv.Close)
+	return srv, want
+}
+
+// domCard is what the test reads of each card in the browser.
+type domCard struct {
+	Section  string `json:"section"`
+	Headline string `json:"headline"`
+	Summary  string `json:"summary"`
+	Href     string `json:"href"`
+	More     string `json:"more"`
+	Label    string `json:"label"`
+	Time     string `json:"time"`
+}
+
+const readCards = `Array.from(document.querySelectorAll('section.category article.card')).map(a => ({
+	section: a.closest('section').querySelector('h2').textContent.trim(),
+	headline: a.querySelector('h3').textContent.trim(),
+	summary: a.querySelector('p.summary').textContent.trim(),
+	href: (a.querySelector('a.more') || {}).href || '',
+	more: (a.querySelector('a.more') || {}).textContent || '',
+	label: (a.querySelector('.label') || {}).textContent || '',
+	time: a.querySelector('time').getAttribute('datetime'),
+}))`
+
+// overflow lists what sticks out of the viewport: the page's own width,
+// and each card's box.
+const overflow = `(() => {
+	const w = document.documentElement.clientWidth, out = [];
+	if (document.documentElement.scrollWidth > w) out.push('page ' + document.documentElement.scrollWidth + ' > ' + w);
+	document.querySelectorAll('article.card, article.card *').forEach(e => {
+		const r = e.getBoundingClientRect();
+		if (r.width > 0 && (r.left < -0.5 || r.right > w + 0.5)) out.push(e.tagName + '.' + e.className + ' ' + r.left + '..' + r.right + ' of ' + w);
+	});
+	return out;
+})()`
+
+func TestBrowser_D11_DigestPage(t *testing.T) {
+	ctx := chrome(t)
+	now := time.Now()
+	o := options{cats: "World,Tech,Finance,Sports", max: 4}
+	srv, want := demoServer(t, o, now)
+
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("main")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	headings, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('section.category > h2')).map(h => h.textContent.trim())`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards, err := chromedp.Run(ctx, chromedp.Evaluate[[]domCard](readCards))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('script').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One section per preferred category, in the reader's order.
+	if strings.Join(headings, ",") != "World,Tech,Finance,Sports" {
+		t.Errorf("sections %q, want World,Tech,Finance,Sports", headings)
+	}
+	if scripts != 0 {
+		t.Errorf("%d scripts on the page, want none", scripts)
+	}
+	// The right cards in the right order: the digest's, newest first in
+	// each section, at most four each.
+	var wantCards []digest.Card
+	for _, s := range want.Sections {
+		wantCards = append(wantCards, s.Cards...)
+	}
+	if len(cards) != len(wantCards) || len(cards) == 0 {
+		t.Fatalf("%d cards in the page, want %d", len(cards), len(wantCards))
+	}
+	perSection := map[string]int{}
+	excerpts := 0
+	for i, c := range cards {
+		w := wantCards[i]
+		perSection[c.Section]++
+		if c.Section != w.Category || c.Headline != w.Headline {
+			t.Errorf("card %d: %s / %q, want %s / %q", i, c.Section, c.Headline, w.Category, w.Headline)
+		}
+		if i > 0 && cards[i-1].Section == c.Section && cards[i-1].Time < c.Time {
+			t.Errorf("card %d (%q) is newer than the one before it", i, c.Headline)
+		}
+		// "Read full story" links to the canonical URL: the article's own
+		// page on its publisher's site.
+		if c.Href != w.URL || !strings.HasPrefix(c.Href, "https://") || !strings.Contains(c.Href, ".example/news/") {
+			t.Errorf("card %d (%q) links to %q, want its canonical URL %q", i, c.Headline, c.Href, w.URL)
+		}
+		if !strings.HasPrefix(c.More, "Read full story on "+w.Brand) {
+			t.Errorf("card %d: link text %q", i, c.More)
+		}
+		// At most two sentences, and the excerpt label exactly where due.
+		if n := len(digest.Sentences(c.Summary)); n == 0 || n > digest.MaxSentences {
+			t.Errorf("card %d (%q): %d sentences in %q", i, c.Headline, n, c.Summary)
+		}
+		if (c.Label != "") != w.Excerpt || w.Excerpt && c.Label != digest.ExcerptLabel {
+			t.Errorf("card %d (%q): label %q, excerpt %v", i, c.Headline, c.Label, w.Excerpt)
+		}
+		if w.Excerpt {
+			excerpts++
+		}
+	}
+	for s, n := range perSection {
+		if n > 4 {
+			t.Errorf("section %s has %d cards, over the preference's 4", s, n)
+		}
+	}
+	if excerpts == 0 {
+		t.Error("no excerpt card: the demo's refused and unlicensed stories should show as excerpts")
+	}
+
+	for _, vp := range []struct {
+		name  string
+		width int64
+	}{{"phone", 390}, {"desktop", 1280}} {
+		t.Run(vp.name, func(t *testing.T) {
+			var opts []chromedp.EmulateViewportOption
+			if vp.width < 600 {
+				opts = append(opts, chromedp.EmulateMobile, chromedp.EmulatePortrait)
+			}
+			if err := chromedp.Do(ctx,
+				chromedp.EmulateViewport(vp.width, 844, opts...),
+				chromedp.Reload(),
+				chromedp.WaitVisible(chromedp.CSS("main")),
+			); err != nil {
+				t.Fatal(err)
+			}
+			over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(over) > 0 {
+				t.Errorf("at %d px, overflowing the viewport: %s", vp.width, strings.Join(over, "; "))
+			}
+			checkNotBlank(t, shot, int(vp.width))
+		})
+	}
+}
+
+// checkNotBlank decodes a PNG screenshot and checks it is as wide as the
+// viewport and that a fair share of it is not the background.
+func checkNotBlank(t *testing.T, shot []byte, width int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() != width {
+		t.Errorf("screenshot %d px wide, want %d", b.Dx(), width)
+	}
+	bg := img.At(b.Min.X, b.Min.Y)
+	differ, total := 0, 0
+	colours := map[[3]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			c := img.At(x, y)
+			total++
+			if !sameColour(c, bg) {
+				differ++
+			}
+			if len(colours) < 64 {
+				r, g, bl, _ := c.RGBA()
+				colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+			}
+		}
+	}
+	if share := float64(differ) / float64(total); share < 0.2 || len(colours) < 8 {
+		t.Errorf("screenshot looks blank: %.0f%% of it differs from the background, %d colours", 100*share, len(colours))
+	}
+}
+
+func sameColour(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
+	ar, ag, ab, _ := a.RGBA()
+	br, bg, bb, _ := b.RGBA()
+	return ar == br && ag == bg && ab == bb
+}
+
+// TestScreenshot writes the desktop screenshot of the demo's digest, as
+// the README shows it, with -update:
+//
+//	go test ./examples/digest -run TestScreenshot -update
+func TestScreenshot(t *testing.T) {
+	if !*update {
+		t.Skip("run with -update to write docs/digest.png")
+	}
+	ctx := chrome(t)
+	srv, _ := demoServer(t, options{max: 3}, time.Now())
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 1500),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("main")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNotBlank(t, shot, 1280)
+	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "digest.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("wrote %s (%dx%d, %d bytes)\n", path, cfg.Width, cfg.Height, len(shot))
+}
+
