@@ -26,10 +26,11 @@ const (
 	stageWriting                  // as its headers are written
 	stageHeaders                  // once it is written, before the response
 	stageBody                     // at the response's first byte, as the body is read
+	stageRandom                   // at a random moment within three intervals
 	stages
 )
 
-var stageNames = [...]string{"none", "waiting", "dialling", "handshaking", "writing", "headers", "body"}
+var stageNames = [...]string{"none", "waiting", "dialling", "handshaking", "writing", "headers", "body", "random"}
 
 func (s stage) String() string { return stageNames[s] }
 
@@ -119,14 +120,15 @@ func (l *connLog) overlaps() []string {
 // TestCancel_P1_PoliteAtEveryStage: a slot granted and then abandoned must
 // still count as load on the publisher. 160 goroutines read 30 hosts at the
 // audit interval for a second and a half, each Get cancelled at a stage drawn
-// at random — while it waits for its turn, as its connection is dialled, as
-// the TLS handshake begins, as its headers are written, once written, or as
-// its body is read (net/http closes the connection of a request cancelled
-// once written, so new ones are dialled all the time). The auditor then
-// finds no request closer to the previous one than the interval, never two
-// in flight to one host, never two connections open to one host (the last
-// also by the client's own log of its dials and closes). The same again with
-// every core kept busy by spinning goroutines.
+// at random: while it waits for its turn, as its connection is dialled, as
+// the TLS handshake begins, as its headers are written, once written, as its
+// body is read, or at a random moment (net/http closes the connection of a
+// request cancelled once written, so new ones are dialled all the time). The
+// auditor then finds no request closer to the previous one than the interval
+// and never two in flight to one host; the client's own log of its dials and
+// closes shows never two connections open to one host (the auditor checks
+// that too when the machine is idle). The same again with every core kept
+// busy by spinning goroutines.
 func TestCancel_P1_PoliteAtEveryStage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few seconds of audited load")
@@ -204,8 +206,11 @@ func TestCancel_P1_PoliteAtEveryStage(t *testing.T) {
 						plan := &cancelPlan{at: stage(rng.IntN(int(stages)))}
 						ctx, cancel := context.WithCancel(context.Background())
 						plan.cancel = cancel
-						if plan.at == stageWaiting {
+						switch plan.at {
+						case stageWaiting:
 							ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(int(auditInterval))))
+						case stageRandom:
+							ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(int(3*auditInterval))))
 						}
 						ctx = context.WithValue(ctx, cancelPlanKey{}, plan)
 						ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
