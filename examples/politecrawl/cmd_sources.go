@@ -271,6 +271,9 @@ func printSource(w io.Writer, s *crawl.Source) {
 		iv = crawl.MinInterval
 	}
 	row(w, "feed interval", fmtDuration(iv))
+	if s.Embargo {
+		row(w, "embargo", "the trigger's date is an embargo: read once it has passed")
+	}
 	row(w, "admitted", strings.Join(s.Admitted, " "))
 	if len(s.Params) > 0 {
 		row(w, "declared params", strings.Join(s.Params, " "))

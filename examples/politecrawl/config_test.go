@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +135,47 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatal("a config without sources was accepted")
 		}
 	})
+}
+
+// keyNames returns every key the decoder knows under t, leaves and
+// sections alike.
+func keyNames(t reflect.Type, seen map[reflect.Type]bool, out map[string]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return
+	}
+	seen[t] = true
+	for name, idx := range fieldsOf(t) {
+		out[name] = true
+		keyNames(t.FieldByIndex(idx).Type, seen, out)
+	}
+}
+
+// The reference config parses, and every key the decoder knows is in it
+// and in docs/config.md.
+func TestConfig_ReferenceCoversEveryKey(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "..", "configs", "reference.yaml")
+	if _, err := LoadConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := os.ReadFile(path)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	keyNames(reflect.TypeFor[Config](), map[reflect.Type]bool{}, keys)
+	for k := range keys {
+		if !strings.Contains(string(ref), k+":") {
+			t.Errorf("configs/reference.yaml lacks %s", k)
+		}
+		d := string(doc)
+		if !strings.Contains(d, "`"+k+"`") && !strings.Contains(d, "."+k+"`") && !strings.Contains(d, "`"+k+",") &&
+			!strings.Contains(d, "`"+k+".") && !strings.Contains(d, "."+k+".") {
+			t.Errorf("docs/config.md lacks %s", k)
+		}
+	}
 }
