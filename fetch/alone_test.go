@@ -94,6 +94,49 @@ func TestLayersAlone(t *testing.T) {
 		}
 	})
 
+	t.Run("Identity", func(t *testing.T) {
+		// Exactly the identity headers reach the web, whatever the
+		// caller's request carried.
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("identity-alone.example")
+		a := s.AddArticle(politetest.Article{})
+		tr := web.Transport()
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: &Identity{UserAgent: "AloneBot/2 (+https://alone.example/bot)", Next: tr}}
+		req, _ := http.NewRequest(http.MethodGet, s.URL(a.Path), nil)
+		req.Header.Set("Cookie", "session=1")
+		req.Header.Set("X-Debug", "1")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		rep := web.Audit(politetest.Policy{AllowedHeaders: []string{"User-Agent", "Accept", "Accept-Encoding"},
+			UserAgent: regexp.MustCompile(`^AloneBot/2 `), Ignore: []politetest.Rule{politetest.RuleRobotsFirst}})
+		if !rep.OK() || rep.Requests != 1 {
+			t.Fatalf("%d requests: %v", rep.Requests, rep)
+		}
+	})
+
+	t.Run("Conditional", func(t *testing.T) {
+		// A feed read twice: the second GET carries the first's
+		// validators and is answered 304.
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("conditional-alone.example")
+		s.AddArticle(politetest.Article{})
+		tr := web.Transport()
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: &Conditional{Next: tr}}
+		for i, want := range []int{http.StatusOK, http.StatusNotModified} {
+			if st, err := get(hc, s.URL("/feed.xml")); err != nil || st != want {
+				t.Fatalf("read %d of the feed: %d, %v; want %d", i+1, st, err, want)
+			}
+		}
+	})
+
 	t.Run("LedgerGate", func(t *testing.T) {
 		// A 429 with Retry-After comes back as a 429; the host's next
 		// request is refused with its cool-down's end, and not sent.
