@@ -18,11 +18,11 @@ import (
 //   - inside a number (3.5 %, $1.2bn, 1,000.50) or a web address,
 //   - after a title or abbreviation that is followed by a name or a number
 //     (Dr., Mr., Prof., St., M., Mme, Hr., Nr., z.B., e.g., usw. before a
-//     lower-case word, the months' short forms, a single initial like J.),
+//     lower-case word, a single initial like J.),
 //   - after an ordinal day before a month (am 3. Mai),
 //
 // and an abbreviation that often closes a sentence (U.S., etc., usw.,
-// Inc., Ltd.) ends one only when the next word commonly begins a sentence
+// Inc., Ltd., the months' short forms: Jan. 1 but "in Jan. It") ends one only when the next word commonly begins a sentence
 // (The, It, Le, Il, Der, Die …). Text inside quotation marks is part of the
 // sentence that quotes it: a question mark followed by "she asked" ends
 // nothing. White space inside a sentence is collapsed; empty sentences are
@@ -254,20 +254,20 @@ var titles = set(
 	"mr", "mrs", "ms", "messrs", "dr", "prof", "st", "mt", "ft", "sr", "gen", "col", "lt", "sgt", "capt", "cmdr", "adm",
 	"gov", "sen", "rep", "rev", "hon", "pres", "supt", "insp", "det", "vs", "v", "e.g", "i.e", "cf", "approx",
 	"fig", "figs", "vol", "pp", "dept", "univ", "ave", "blvd",
-	"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 	// French
 	"m", "mm", "mme", "mmes", "mlle", "mlles", "pr", "ste", "av", "bd", "p.ex", "env", "nº",
-	"janv", "févr", "fév", "avr", "juil", "déc",
 	// German
 	"hr", "hrn", "fr", "frl", "nr", "z.b", "d.h", "u.a", "bzw", "ggf", "vgl", "evtl", "inkl", "sog", "jh",
 	"mio", "mrd", "tsd", "str", "abs", "bzgl", "geb", "ca", "zzgl", "u.ä", "o.ä", "s.o", "s.u",
-	"okt", "dez",
 )
 
 // mayEnd are abbreviations that often close a sentence too.
 var mayEnd = set(
 	"etc", "u.s", "u.k", "u.n", "e.u", "u.s.a", "inc", "ltd", "co", "corp", "plc", "bros", "jr", "a.m", "p.m", "d.c",
 	"usw", "cie", "gmbh", "ag", "no", "nos",
+	// the months' short forms: Jan. 1, but "… in Jan. It …"
+	"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+	"janv", "févr", "fév", "avr", "juil", "déc", "okt", "dez",
 )
 
 // starters are words that commonly begin a sentence, for deciding whether

@@ -25,6 +25,7 @@ func TestSentences(t *testing.T) {
 		{"decimals", "Inflation rose to 3.5 % in May. Prices of $1.2bn were cited.", []string{"Inflation rose to 3.5 % in May.", "Prices of $1.2bn were cited."}},
 		{"thousands", "About 1,000 people came. A further 2,500.75 euros were raised.", []string{"About 1,000 people came.", "A further 2,500.75 euros were raised."}},
 		{"months", "The law takes effect on Jan. 1. Critics object.", []string{"The law takes effect on Jan. 1.", "Critics object."}},
+		{"month end", "Prices rose in Jan. It was the third rise.", []string{"Prices rose in Jan.", "It was the third rise."}},
 		{"initials", "The novel by J. K. Rowling sold well. Sales doubled.", []string{"The novel by J. K. Rowling sold well.", "Sales doubled."}},
 		{"question quoted", `"Is it safe?" she asked. "Yes," he said.`, []string{`"Is it safe?" she asked.`, `"Yes," he said.`}},
 		{"quote closes", `He said: "We are done." Then he left.`, []string{`He said: "We are done."`, "Then he left."}},

@@ -309,4 +309,3 @@ func TestScreenshot(t *testing.T) {
 	}
 	fmt.Printf("wrote %s (%dx%d, %d bytes)\n", path, cfg.Width, cfg.Height, len(shot))
 }
-

@@ -27,6 +27,9 @@ func (l *library) make(ctx context.Context, o options, now time.Time) (*digest.D
 		return nil, err
 	}
 	b := digest.Builder{Title: o.title}
+	if o.summarizer != "" {
+		b.Summarizer = &digest.HTTP{URL: o.summarizer}
+	}
 	return b.Build(ctx, now, stories, o.prefs())
 }
 

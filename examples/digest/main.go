@@ -18,7 +18,10 @@
 //
 // Reader preferences: -categories Tech,World (only these, in this order),
 // -exclude-categories, -sources, -exclude-sources (IDs or names), -max (per
-// category). serve answers / with the page and /feed.json with the feed,
+// category). -summarizer URL has each article summarized by a service of
+// yours (digest.HTTP: a JSON POST per article) instead of the local
+// extractive summarizer; its answers are bounded to two sentences all the
+// same. serve answers / with the page and /feed.json with the feed,
 // each built afresh on every request so that ages are current.
 package main
 
@@ -43,6 +46,7 @@ func main() {
 // options are the flags both commands share.
 type options struct {
 	store, config, title string
+	summarizer           string
 	demo                 bool
 	cats, exCats         string
 	srcs, exSrcs         string
@@ -71,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.srcs, "sources", "", "only these sources, by ID or name (comma-separated)")
 	fs.StringVar(&o.exSrcs, "exclude-sources", "", "sources never shown (comma-separated)")
 	fs.IntVar(&o.max, "max", 0, "at most this many stories per category (0: the default, 8)")
+	fs.StringVar(&o.summarizer, "summarizer", "", "summarize through this HTTP endpoint of yours (digest.HTTP) instead of locally")
 	if cmd == "build" {
 		fs.StringVar(&o.out, "out", "digest.html", "the page to write")
 		fs.StringVar(&o.feed, "feed", "", "also write the JSON Feed here")
