@@ -66,11 +66,17 @@
 //
 // Every failure is an [*Error] naming the operation and key and wrapping
 // SQLite's error; one a caller should act on also matches [ErrReadOnly],
-// [ErrLocked], [ErrFull], [ErrCorrupt] or [ErrClosed]. The politefetch
-// layers treat a store error as a refusal: the ledger refuses the request,
-// so a crawl whose state cannot be read or written stops fetching rather
-// than fetching without it. SQLite's transactions mean that a failed write
-// leaves what was committed before it intact.
+// [ErrLocked], [ErrFull], [ErrCorrupt] or [ErrClosed]. Open refuses a file
+// it may not write, so a read-only file fails at once rather than at the
+// first refusal to record. A failing ledger or schedule store makes the
+// fetch chain refuse the request without sending it; a failing validator
+// store makes the request unconditional; a failing crawl state or deposit
+// store stops the source's pass. So a crawl whose state cannot be read or
+// written stops fetching rather than fetching without it. SQLite's
+// transactions mean that a failed write leaves what was committed before
+// it intact. [Deposits.Put] refuses a full deposit whose digest is not its
+// envelope's ([ErrDigestMismatch]), and [Deposits.List] refuses to hand back
+// an envelope that no longer matches its digest ([ErrCorrupt]).
 //
 // # Schema
 //
