@@ -1,0 +1,250 @@
+package main
+
+// The vault connector's document (policy 003), as configs/vault.yaml runs
+// it: news-1 read through its public WordPress API with its WordPress
+// backlog, news-2 through its pages with its sitemap backlog, news-3 (the
+// CMS API with a credential) inactive.
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/provenance"
+)
+
+// V1, V2, V3: nothing of the trigger is kept (every deposit is an article
+// read in full, none an excerpt); each article is read at its own address
+// by its source's method: news-1's through the public API, as JSON,
+// news-2's as its page; the CMS identifier agrees across feed, backlog and
+// article, and is the deposit's key.
+func TestVault_V1_V2_V3_ReadMethodsNothingOfTheTrigger(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 3, 2, nil)
+	reps := s.runOnce()
+	for i, id := range []string{"news-1", "news-2"} {
+		r := reps[id]
+		if r.Mismatched != 0 || r.Deposited != 2 {
+			t.Errorf("%s: %+v, want both articles deposited, identifiers agreeing", id, r)
+		}
+		site := s.info.Sites[i]
+		ids := map[string]bool{}
+		for _, a := range site.Articles {
+			ids[strconv.Itoa(a.ID)] = true
+		}
+		for _, d := range s.deposits(id) {
+			if d.Excerpt != nil || len(d.Envelope) == 0 || d.Proof == nil {
+				t.Errorf("%s %s: not an article read in full", id, d.Key)
+			}
+			if !ids[d.Key] {
+				t.Errorf("%s: deposit key %q is not a CMS id of the site", id, d.Key)
+			}
+			switch id {
+			case "news-1":
+				if d.MediaType != "application/json" || !strings.Contains(d.URL, "/wp-json/wp/v2/posts/"+d.Key) {
+					t.Errorf("news-1 %s: %s at %s, want the public API's JSON", d.Key, d.MediaType, d.URL)
+				}
+			case "news-2":
+				if d.MediaType != "text/html" || !strings.HasPrefix(d.URL, "https://news-2.example/news/") {
+					t.Errorf("news-2 %s: %s at %s, want the page", d.Key, d.MediaType, d.URL)
+				}
+			}
+		}
+	}
+	if n := len(s.requests("news-3.example", "")); n != 0 {
+		t.Errorf("the inactive source's host got %d requests", n)
+	}
+}
+
+// V4, V7: the backlog is walked at start-up, then not again within 24
+// hours while the feed is read every 15 minutes, then again a day later;
+// and never two passes of a source at once, even from a second crawler
+// sharing the store (another process).
+func TestVault_V4_V7_BacklogDailyOnePassAtATime(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 3, nil)
+	started := make(chan struct{})
+	var once sync.Once
+	prev := s.c.OnEvent
+	s.c.OnEvent = func(e crawl.Event) {
+		prev(e)
+		if e.Kind == crawl.EventPassStarted && e.Source == "news-1" {
+			once.Do(func() { close(started) })
+		}
+	}
+	ctx := context.Background()
+	var first *crawl.PassReport
+	var firstErr error
+	done := make(chan struct{})
+	go func() { defer close(done); first, firstErr = s.c.Pass(ctx, "news-1") }()
+	<-started
+	other := &crawl.Crawler{Client: s.client, Sources: s.cfg.Sources, State: s.c.State, Deposits: s.c.Deposits, Clock: s.clk, Owner: "another-process"}
+	if _, err := other.Pass(ctx, "news-1"); !errors.Is(err, crawl.ErrLeaseHeld) {
+		t.Errorf("a second pass while the first runs: %v, want ErrLeaseHeld", err)
+	}
+	<-done
+	if firstErr != nil || !first.BacklogRead || first.Backlog.Refs != 3 || !first.TriggerRead {
+		t.Fatalf("start-up: %v, %+v; want the backlog walked (3 references) and the feed read", firstErr, first)
+	}
+	s.later(15 * time.Minute)
+	rep, err := s.c.Pass(ctx, "news-1")
+	if err != nil || rep.BacklogRead || !rep.TriggerRead {
+		t.Fatalf("15 min on: %v, %+v; want the feed read and not the backlog", err, rep)
+	}
+	lists := len(s.requests("news-1.example", "/wp-json/wp/v2/posts"))
+	s.later(24 * time.Hour)
+	rep, err = s.c.Pass(ctx, "news-1")
+	if err != nil || !rep.BacklogRead {
+		t.Fatalf("a day on: %v, %+v; want the backlog walked again", err, rep)
+	}
+	if n := len(s.requests("news-1.example", "/wp-json/wp/v2/posts")); n <= lists {
+		t.Errorf("a day on, no backlog list requested")
+	}
+}
+
+// V5, V6: each deposit's envelope is the bytes as received (no coding was
+// asked for, so none is removed), its proof names the final URL, the read
+// instant and the digest of those bytes, and verifies offline against the
+// web's CA at that instant.
+func TestVault_V5_V6_EnvelopeAndProof(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 2, nil)
+	s.runOnce()
+	roots := x509.NewCertPool()
+	roots.AddCert(s.web.CACert())
+	opts := provenance.VerifyOptions{Roots: roots, AllowPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	n := 0
+	for _, id := range []string{"news-1", "news-2"} {
+		for _, d := range s.deposits(id) {
+			n++
+			p := d.Proof
+			if p.Digest != provenance.DigestOf(d.Envelope) || p.Length != int64(len(d.Envelope)) || p.FinalURL != d.URL || len(p.CodingsRemoved) != 0 {
+				t.Errorf("%s %s: proof %+v does not describe the envelope", id, d.Key, p)
+			}
+			if _, err := provenance.Verify(p, d.Envelope, opts); err != nil {
+				t.Errorf("%s %s: %v", id, d.Key, err)
+			}
+			if d.Article == nil || d.Article.Headline.Value == "" {
+				t.Errorf("%s %s: no headline copied", id, d.Key)
+			}
+		}
+	}
+	if n != 4 {
+		t.Fatalf("%d deposits, want 4", n)
+	}
+}
+
+// V9, V10: every request carries exactly User-Agent, Accept and
+// Accept-Encoding: identity (the sources have no credential), never a
+// cookie though every answer sets one, and goes over https.
+func TestVault_V9_V10_FourHeadersNoCookies(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 1, nil)
+	for _, h := range []string{"news-1.example", "news-2.example"} {
+		s.site(h).Misbehave("*", politetest.Behaviour{Kind: politetest.SetCookie})
+	}
+	s.runOnce()
+	reqs := s.web.Requests()
+	if len(reqs) < 8 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, q := range reqs {
+		var names []string
+		for k := range q.Header {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"Accept", "Accept-Encoding", "User-Agent"}) || q.Header.Get("Accept-Encoding") != "identity" || !q.TLS {
+			t.Errorf("%s%s: headers %v (Accept-Encoding %q), TLS %v", q.Host, q.Path, names, q.Header.Get("Accept-Encoding"), q.TLS)
+		}
+	}
+}
+
+// V11: robots.txt is read before any other request; news-1's answers 404,
+// which is no robots.txt (everything allowed, everything read); news-2's
+// answers 503: nothing else is asked of news-2.
+func TestVault_V11_Robots4xxAbsent5xxNothing(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 2, nil)
+	s.site("news-1.example").SetRobots(politetest.Robots{Status: http.StatusNotFound})
+	s.site("news-2.example").SetRobots(politetest.Robots{Status: http.StatusServiceUnavailable})
+	reps := s.runOnce()
+	if r := reps["news-1"]; r.Deposited != 2 {
+		t.Errorf("news-1 (robots.txt 404): %+v, want both articles deposited", r)
+	}
+	for _, host := range []string{"news-1.example", "news-2.example"} {
+		if reqs := s.requests(host, ""); len(reqs) == 0 || reqs[0].Path != "/robots.txt" {
+			t.Errorf("%s: robots.txt not first", host)
+		}
+	}
+	for _, q := range s.requests("news-2.example", "") {
+		if q.Path != "/robots.txt" {
+			t.Errorf("news-2 (robots.txt 503): %s requested", q.Path)
+		}
+	}
+	if len(s.deposits("news-2")) != 0 {
+		t.Errorf("news-2 deposited with its robots.txt answering 503")
+	}
+}
+
+// V12: only a final 200 received in full is deposited: a 404 and a
+// truncated body deposit nothing, each read at most three times in the
+// pass; the complete article is deposited.
+func TestVault_V12_OnlyACompleteFinal200(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 3, func(s *suite) { s.cfg.Sources = s.cfg.Sources[1:2] })
+	arts := s.info.Sites[1].Articles
+	n2 := s.site("news-2.example")
+	n2.Misbehave(arts[0].Path, politetest.Behaviour{Kind: politetest.ServerError, Status: http.StatusNotFound})
+	n2.Misbehave(arts[1].Path, politetest.Behaviour{Kind: politetest.Truncate})
+	r := s.runOnce()["news-2"]
+	ds := s.deposits("news-2")
+	if len(ds) != 1 || ds[0].Key != strconv.Itoa(arts[2].ID) {
+		t.Fatalf("deposits %v (report %+v), want only the complete article", ds, r)
+	}
+	for _, a := range arts[:2] {
+		if n := len(s.requests("news-2.example", a.Path)); n < 1 || n > 3 {
+			t.Errorf("%s read %d times in the pass, want 1 to 3", a.Path, n)
+		}
+	}
+}
+
+// V13: a deactivated source is never fetched again, and what it deposited
+// stays as it was.
+func TestVault_V13_DeactivatedNeverFetched(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 1, nil)
+	s.runOnce()
+	before := s.deposits("news-2")
+	if len(before) == 0 {
+		t.Fatal("nothing deposited")
+	}
+	if err := s.c.Deactivate("news-2"); err != nil {
+		t.Fatal(err)
+	}
+	asked := len(s.requests("news-2.example", ""))
+	s.later(24 * time.Hour)
+	s.runOnce()
+	if n := len(s.requests("news-2.example", "")); n != asked {
+		t.Errorf("%d requests to the deactivated source", n-asked)
+	}
+	after := s.deposits("news-2")
+	if len(after) != len(before) {
+		t.Fatalf("deposits %d, were %d", len(after), len(before))
+	}
+	for i := range after {
+		if after[i].Digest != before[i].Digest || !after[i].ReadAt.Equal(before[i].ReadAt) {
+			t.Errorf("deposit %s changed", after[i].Key)
+		}
+	}
+}
