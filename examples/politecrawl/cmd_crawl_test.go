@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -30,21 +29,14 @@ func newSimWeb(t *testing.T, hosts, articles int) *simWeb {
 	return &simWeb{web: web, flags: []string{"-connect-to", web.Addr(), "-ca", ca, "-admit-private", "127.0.0.0/8"}}
 }
 
-// auditPolicy is what the auditor holds each preset's crawl to.
-func auditPolicy(preset string) politetest.Policy {
-	p := politetest.Policy{HTTPSOnly: true, Slack: 5 * time.Millisecond}
-	switch preset {
-	case "strict-news":
-		p.Interval, p.StrictRobots = time.Second, true
-		p.UserAgent = regexp.MustCompile(`^ARCEL-DailyDose-Bot/1 \(\+https://arcel\.example/for-publishers/our-crawler\)$`)
-	case "digest":
-		p.Interval = 2 * time.Second
-		p.UserAgent = regexp.MustCompile(`^NewsElsBot/1\.0 \(\+https://news\.elsastry\.com/bot; bot@news\.elsastry\.com\)$`)
-	case "vault":
-		p.Interval = time.Second
-		p.AllowedHeaders = []string{"User-Agent", "Accept", "Accept-Encoding"}
-		p.UserAgent = regexp.MustCompile(`^EigerVaultTrialConnector/1 \(\+https://eigervault\.ch; contact@eigervault\.ch\)$`)
-	}
+// readyAudit is auditPolicy with the ready config's User-Agent required.
+func readyAudit(preset string) politetest.Policy {
+	p := auditPolicy(preset)
+	p.UserAgent = regexp.MustCompile(map[string]string{
+		"strict-news": `^ARCEL-DailyDose-Bot/1 \(\+https://arcel\.example/for-publishers/our-crawler\)$`,
+		"digest":      `^NewsElsBot/1\.0 \(\+https://news\.elsastry\.com/bot; bot@news\.elsastry\.com\)$`,
+		"vault":       `^EigerVaultTrialConnector/1 \(\+https://eigervault\.ch; contact@eigervault\.ch\)$`,
+	}[preset])
 	return p
 }
 
@@ -83,7 +75,7 @@ func TestCrawlOnce_ReadyConfigs(t *testing.T) {
 			if m[2] != tc.deposited || m[3] != tc.excerpts {
 				t.Errorf("deposited %s, excerpts %s; want %s and %s\n%s", m[2], m[3], tc.deposited, tc.excerpts, r.stderr)
 			}
-			if rep := sw.web.Audit(auditPolicy(tc.preset)); !rep.OK() {
+			if rep := sw.web.Audit(readyAudit(tc.preset)); !rep.OK() {
 				t.Errorf("auditor:\n%s", rep)
 			}
 			for _, q := range sw.web.Requests() {

@@ -62,7 +62,7 @@ func TestExplain_AllowedDisallowedCoolingBlocked(t *testing.T) {
 			}
 		})
 	}
-	if rep := sw.web.Audit(auditPolicy("strict-news")); !rep.OK() {
+	if rep := sw.web.Audit(readyAudit("strict-news")); !rep.OK() {
 		t.Errorf("auditor:\n%s", rep)
 	}
 }

@@ -137,7 +137,7 @@ func TestVerifyExport_V6_GoodThenTampered(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "the store cannot read this source's deposits") {
 		t.Errorf("verify of a damaged store: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if rep := sw.web.Audit(auditPolicy("vault")); !rep.OK() {
+	if rep := sw.web.Audit(readyAudit("vault")); !rep.OK() {
 		t.Errorf("auditor:\n%s", rep)
 	}
 }

@@ -48,6 +48,7 @@ commands:
   report         what the crawl did, per source and per host
   export         deposits as JSON Lines or WARC
   sources check  validate a configuration and print each source's effective policy
+  serve          serve a simulated web for the other commands to crawl, audit it on Ctrl-C
 
 run "politecrawl <command> -h" for a command's flags; the configuration is
 described in docs/config.md
@@ -76,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runExport(args[1:], stdout, stderr)
 	case "report":
 		return runReport(args[1:], stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
