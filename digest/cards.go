@@ -101,6 +101,7 @@ type Card struct {
 	Brand     string // the publisher's name
 	Logo      string // the publisher's logo address; "" when none
 	Headline  string
+	Lang      string   // the article's language as its page states it; "" when unknown
 	Summary   []string // at most MaxSentences sentences
 	Excerpt   bool     // the summary is the feed's description, labelled so
 	URL       string   // the canonical address
@@ -264,6 +265,7 @@ func (b *Builder) card(ctx context.Context, now time.Time, s Story, cat string, 
 			c.Summary = Bound(got.Sentences, b.MaxChars)
 		}
 		c.Words = s.Article.WordCount()
+		c.Lang = s.Article.Language.Value
 	}
 	if len(c.Summary) == 0 {
 		// An excerpt, or an article its summarizer could not summarize:

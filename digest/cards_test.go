@@ -136,6 +136,7 @@ func TestPage(t *testing.T) {
 	pub := Publisher{Source: "bytes", Name: "Bytes <Daily>", Logo: "javascript:alert(1)", Category: "Tech"}
 	st := full(pub, "https://bytes.example/a", "Chip <b>news</b>", 15*time.Minute, "")
 	st.Image = &Image{URL: "https://bytes.example/i.jpg", Alt: "A chip on a board"}
+	st.Article.Language = extract.Field{Value: "fr"}
 	ex := Story{Publisher: pub, URL: "https://bytes.example/e", Headline: "Excerpted", Published: now.Add(-time.Hour), Excerpt: true, Description: "From the feed."}
 	d, err := (&Builder{}).Build(context.Background(), now, []Story{st, ex}, Preferences{})
 	if err != nil {
@@ -150,7 +151,7 @@ func TestPage(t *testing.T) {
 		`<section class="category" id="cat-tech"`, `<h2 id="cat-tech-h">Tech</h2>`, `<article class="card"`, `<article class="card excerpt"`,
 		`Chip &lt;b&gt;news&lt;/b&gt;`, `Bytes &lt;Daily&gt;`, "href=\"https://bytes.example/a\">Read full story on Bytes &lt;Daily&gt;\u00a0→</a>",
 		`<img src="https://bytes.example/i.jpg" alt="A chip on a board"`, `Image: Bytes &lt;Daily&gt;`, htmlpkg.EscapeString(ExcerptLabel),
-		`type="application/feed+json"`,
+		`type="application/feed+json"`, `data-source="bytes" lang="fr">`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %s", want)

@@ -119,7 +119,7 @@ footer { margin: 2.5rem auto 1.5rem; font-size: .8rem; color: #55556a; }
 {{range .Sections}}<section class="category" id="{{slug .Category}}" aria-labelledby="{{slug .Category}}-h">
 <h2 id="{{slug .Category}}-h">{{.Category}}</h2>
 {{if .Cards}}<div class="cards">
-{{range .Cards}}{{$c := .}}<article class="card{{if .Excerpt}} excerpt{{end}}" data-source="{{.Source}}">
+{{range .Cards}}{{$c := .}}<article class="card{{if .Excerpt}} excerpt{{end}}" data-source="{{.Source}}"{{with .Lang}} lang="{{.}}"{{end}}>
 <div class="publisher">{{with safeURL .Logo}}<img src="{{.}}" alt="" width="24" height="24" loading="lazy" referrerpolicy="no-referrer">{{else}}<span class="mono" aria-hidden="true">{{initial $c.Brand}}</span>{{end}}<span class="brand">{{.Brand}}</span> · <time datetime="{{iso .Published}}">{{.Age}}</time></div>
 <h3>{{.Headline}}</h3>
 {{with .Image}}{{$img := .}}{{with safeURL .URL}}<figure><img src="{{.}}" alt="{{$img.Alt}}" loading="lazy" referrerpolicy="no-referrer"><figcaption>Image: {{$img.Credit}}</figcaption></figure>{{end}}{{end}}

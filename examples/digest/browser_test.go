@@ -5,7 +5,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"image"
 	"image/png"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/digest"
+	"github.com/politefetch/politefetch/digest/digesttest"
 )
 
 var update = flag.Bool("update", false, "write the desktop screenshot of the demo digest to docs/digest.png")
@@ -308,4 +311,90 @@ func TestScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("wrote %s (%dx%d, %d bytes)\n", path, cfg.Width, cfg.Height, len(shot))
+}
+
+// A card shows the publisher's image only where the story carries one (the
+// share-image check passed): hotlinked from where the publisher serves it,
+// with the page's alt text and the credit, and within the card on a phone.
+func TestBrowser_S7_ImageWithCredit(t *testing.T) {
+	ctx := chrome(t)
+	var pic bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 1200, 630))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i % 251)
+	}
+	if err := png.Encode(&pic, img); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	var page bytes.Buffer
+	mux := http.NewServeMux()
+	mux.HandleFunc("/share.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(pic.Bytes())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(page.Bytes()) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	news, err := digesttest.News()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := digest.Publisher{Source: "herald", Name: "The Harbour Herald", Category: "World"}
+	var stories []digest.Story
+	for i, st := range news[:2] {
+		s := digest.Story{Publisher: pub, URL: srv.URL + "/news/" + st.ID, Headline: st.Title, Published: now.Add(-time.Duration(i+1) * time.Hour), Article: st.Article()}
+		if i == 0 {
+			s.Image = &digest.Image{URL: srv.URL + "/share.png", Alt: "A train at the platform", Credit: "Photo: A. Fotograf"}
+		}
+		stories = append(stories, s)
+	}
+	d, err := (&digest.Builder{}).Build(context.Background(), now, stories, digest.Preferences{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteHTML(&page, digest.PageOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("figure img")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	type figure struct {
+		Src     string  `json:"src"`
+		Alt     string  `json:"alt"`
+		Caption string  `json:"caption"`
+		Natural float64 `json:"natural"`
+		Right   float64 `json:"right"`
+		Card    float64 `json:"card"`
+	}
+	figs, err := chromedp.Run(ctx, chromedp.Evaluate[[]figure](`Array.from(document.querySelectorAll('article.card figure')).map(f => {
+		const i = f.querySelector('img');
+		return {src: i.src, alt: i.alt, caption: f.querySelector('figcaption').textContent, natural: i.naturalWidth,
+			right: i.getBoundingClientRect().right, card: f.closest('article').getBoundingClientRect().right};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 1 {
+		t.Fatalf("%d images, want 1 (only the story whose image passed)", len(figs))
+	}
+	f := figs[0]
+	if f.Src != srv.URL+"/share.png" || f.Alt != "A train at the platform" || f.Caption != "Image: Photo: A. Fotograf" {
+		t.Errorf("figure = %+v", f)
+	}
+	if f.Natural != 1200 {
+		t.Errorf("the image did not load (natural width %v)", f.Natural)
+	}
+	if f.Right > f.Card {
+		t.Errorf("the image overflows its card: %v > %v", f.Right, f.Card)
+	}
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflow))
+	if err != nil || len(over) > 0 {
+		t.Errorf("overflowing at 390 px: %v %v", over, err)
+	}
 }
