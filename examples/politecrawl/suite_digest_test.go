@@ -172,3 +172,37 @@ func TestDigest_D6_D9_SummariesOnlyNoSubresources(t *testing.T) {
 		}
 	}
 }
+
+// D13: a robots.txt that turns to "User-agent: NewsElsBot / Disallow: /"
+// stops ingestion at the next robots.txt refresh (24 h under the config):
+// a day on, robots.txt is read again first, the feed is not asked for, and
+// nothing new is kept.
+func TestDigest_D13_DisallowAllStopsAtTheNextRefresh(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "digest", 1, 2, func(s *suite) {
+		s.cfg.Sources = s.cfg.Sources[:1]
+		s.chainClock = true
+	})
+	s.runOnce()
+	kept := len(s.deposits("news-1"))
+	if kept != 2 {
+		t.Fatalf("%d deposits, want 2", kept)
+	}
+	if s.fp.Robots.TTL != 24*time.Hour {
+		t.Fatalf("robots.txt TTL %v, want the config's 24 h", s.fp.Robots.TTL)
+	}
+	s.site("news-1.example").SetRobots(politetest.Robots{Body: "User-agent: NewsElsBot\nDisallow: /\n"})
+	s.site("news-1.example").AddArticle(politetest.Article{})
+	s.nextPhase(24 * time.Hour)
+	r := s.runOnce()["news-1"]
+	reqs := s.requests("news-1.example", "")
+	if len(reqs) != 1 || reqs[0].Path != "/robots.txt" {
+		t.Fatalf("a day on: requests %v, want robots.txt alone", reqs)
+	}
+	if !errors.Is(r.Trigger.Err, fetch.ErrRobots) {
+		t.Errorf("the trigger a day on: %v, want the robots.txt refusal", r.Trigger.Err)
+	}
+	if n := len(s.deposits("news-1")); n != kept {
+		t.Errorf("%d deposits after Disallow: /, want still %d", n, kept)
+	}
+}

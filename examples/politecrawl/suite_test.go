@@ -15,7 +15,10 @@ package main
 // a clock the test moves on (suiteClock), so hours and days pass for it in
 // an instant. What the chain times itself (robots.txt lifetimes, cool-downs)
 // is proven on an injected clock by the tests of robots, backoff and fetch,
-// which the mapping names.
+// which the mapping names; a suite test that needs it too sets
+// suite.chainClock, and then moves time only by phase (nextPhase): the
+// record so far is audited and cleared before the clock jumps, so each
+// phase is audited as the web saw it (the web's own times do not jump).
 
 import (
 	"context"
@@ -56,6 +59,9 @@ type suite struct {
 	cfg    *Config
 	fp     fetch.Policy // the policy as the config gives it
 	clk    *suiteClock
+	// chainClock, set by newSuite's edit, puts the chain on the crawler's
+	// clock too.
+	chainClock bool
 	client *fetch.Client
 	c      *crawl.Crawler
 
@@ -87,7 +93,11 @@ func newSuite(t *testing.T, preset string, hosts, articles int, edit func(s *sui
 	}
 	nf := netFlags{connectTo: web.Addr(), caFile: ca, admit: prefixList{netip.MustParsePrefix("127.0.0.0/8")}}
 	ctx := context.Background()
-	client, db, err := openClient(ctx, cfg, filepath.Join(t.TempDir(), preset+".db"), &nf)
+	var opts []fetch.Option
+	if s.chainClock {
+		opts = append(opts, fetch.WithClock(s.clk))
+	}
+	client, db, err := openClient(ctx, cfg, filepath.Join(t.TempDir(), preset+".db"), &nf, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +169,15 @@ func (s *suite) later(d time.Duration) {
 	s.clk.mu.Lock()
 	s.clk.offset += d
 	s.clk.mu.Unlock()
+}
+
+// nextPhase audits the record so far, clears it and moves the clock (the
+// crawler's and, with chainClock, the chain's) on by d.
+func (s *suite) nextPhase(d time.Duration) {
+	s.t.Helper()
+	s.audit()
+	s.web.Reset()
+	s.later(d)
 }
 
 // requests returns the web's requests to host, in order; path "" for all.

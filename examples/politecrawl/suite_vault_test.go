@@ -248,3 +248,38 @@ func TestVault_V13_DeactivatedNeverFetched(t *testing.T) {
 		}
 	}
 }
+
+// V11: a robots.txt answering 5xx stops everything on the host until it
+// answers: ten minutes on, an operator's refresh is declined and nothing
+// is sent; once the 15-minute retry is due, robots.txt is read again
+// first, and now that it answers the articles are read and deposited.
+func TestVault_V11_5xxRobotsRetriedAfter15Minutes(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 2, func(s *suite) {
+		s.cfg.Sources = s.cfg.Sources[1:2]
+		s.chainClock = true
+	})
+	n2 := s.site("news-2.example")
+	n2.SetRobots(politetest.Robots{Status: http.StatusServiceUnavailable})
+	s.runOnce()
+	for _, q := range s.requests("news-2.example", "") {
+		if q.Path != "/robots.txt" {
+			t.Fatalf("robots.txt 503: %s requested", q.Path)
+		}
+	}
+	ctx := context.Background()
+	s.nextPhase(10 * time.Minute)
+	if _, err := s.c.Refresh(ctx, "news-2"); !errors.Is(err, crawl.ErrRefreshDeclined) {
+		t.Errorf("a refresh 10 min on: %v, want it declined", err)
+	}
+	if n := len(s.web.Requests()); n != 0 {
+		t.Errorf("10 min on: %d requests, want none before the 15-minute retry", n)
+	}
+	n2.SetRobots(politetest.Robots{Body: "User-agent: *\nAllow: /\n"})
+	s.nextPhase(6 * time.Minute)
+	r := s.runOnce()["news-2"]
+	reqs := s.requests("news-2.example", "")
+	if len(reqs) == 0 || reqs[0].Path != "/robots.txt" || r.Deposited != 2 {
+		t.Fatalf("16 min on: %d requests (first %v), %+v; want robots.txt first, then both articles deposited", len(reqs), reqs, r)
+	}
+}
