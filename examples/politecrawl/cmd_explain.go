@@ -43,14 +43,13 @@ func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, ext
 	if err != nil {
 		return nil, nil, err
 	}
+	opts, err := nf.fetchOptions()
+	if err != nil {
+		return nil, nil, err
+	}
 	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	opts, err := nf.fetchOptions()
-	if err != nil {
-		db.Close()
-		return nil, nil, err
 	}
 	opts = append(opts,
 		fetch.WithLedgerStore(db.Ledger()),
