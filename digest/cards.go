@@ -13,7 +13,7 @@ import (
 )
 
 // Categories are the digest's own categories, in the order a digest shows
-// them when the reader names none (D11). A source may name another; it is
+// them when the reader names none. A source may name another; it is
 // shown after these, in alphabetical order.
 var Categories = []string{"Tech", "World", "Finance", "Science", "Sports"}
 
@@ -54,24 +54,24 @@ type Image struct {
 
 // Story is one story to digest: what a deposit says of an article, with
 // its publisher. Either Article is set (the article was read in full) or
-// Excerpt is true and Description is the feed's own description (S5).
+// Excerpt is true and Description is the feed's own description.
 type Story struct {
 	Publisher Publisher
 	// URL is the article's canonical address: what "Read full story"
-	// links to (D11).
+	// links to.
 	URL       string
 	Headline  string
 	Published time.Time
 	// Article is the article as read; nil for an excerpt.
 	Article *extract.Article
 	// Excerpt reports that the story is kept only as its feed describes it
-	// (a source without a full-text licence, or a refused article: S5, S6).
+	// (a source without a full-text licence, or a refused article).
 	Excerpt bool
 	// Description is the feed's description of the story (for an excerpt)
 	// or the page's (for an article).
 	Description string
 	// Image is set only where the story's share image passed the check
-	// that it may be shown (S7); nil: no image.
+	// that it may be shown; nil: no image.
 	Image *Image
 }
 
@@ -120,7 +120,7 @@ func (c Card) ReadingTime() string {
 	return fmt.Sprintf("%d min read", max(1, (c.Words+DefaultWordsPerMinute-1)/DefaultWordsPerMinute))
 }
 
-// ReadMore returns the link's text: "Read full story on <Brand> →" (D11),
+// ReadMore returns the link's text: "Read full story on <Brand> →",
 // the arrow joined to the name by a no-break space.
 func (c Card) ReadMore() string { return "Read full story on " + c.Brand + "\u00a0→" }
 
@@ -191,7 +191,7 @@ func (b *Builder) Build(ctx context.Context, now time.Time, stories []Story, p P
 			continue
 		}
 		if s.Article != nil && s.Article.Access == extract.Gated {
-			continue // D12
+			continue // gated content is never shown
 		}
 		cat := categoryOf(s)
 		if !p.wants(cat, s.Publisher) {

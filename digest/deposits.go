@@ -22,15 +22,15 @@ func PublisherOf(s crawl.Source) Publisher {
 // Stories reads the deposits of each publisher's source read at or after
 // since, as stories: an article read in full with its page's headline,
 // date and canonical address, or the feed's excerpt of a story whose
-// article was not read (S5). A deposit with neither an article nor an
-// excerpt, or a gated article (D12), is left out.
+// article was not read. A deposit with neither an article nor an
+// excerpt, or a gated article, is left out.
 //
 // A story's URL is the canonical address its page states when that is an
 // https or http address on the host the article was read from, and the
 // address it was read at otherwise, so a page cannot send readers to
 // another site. Its date is the page's publication instant, else the
 // feed's, else when it was read. No image is set: a deposit does not yet
-// record that a share image passed its check (S7).
+// record that a share image passed its check.
 func Stories(ctx context.Context, deps crawl.Deposits, pubs []Publisher, since time.Time) ([]Story, error) {
 	var out []Story
 	for _, p := range pubs {

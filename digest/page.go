@@ -13,7 +13,7 @@ import (
 )
 
 // ExcerptLabel is the label a card shows over a story kept only as its
-// feed describes it (S5).
+// feed describes it.
 const ExcerptLabel = "Excerpt from the publisher's feed"
 
 // PageOptions are what a page says beyond its digest. The zero value is a

@@ -12,8 +12,8 @@ import (
 	"github.com/politefetch/politefetch/extract"
 )
 
-// MaxSentences is the most sentences a summary holds, whoever wrote it
-// (D6: a short, two-sentence summary).
+// MaxSentences is the most sentences a summary holds, whoever wrote it: a
+// digest keeps a short summary and a link back, never the story.
 const MaxSentences = 2
 
 // DefaultMaxChars is the fair-use bound of a summary: at most this many
@@ -63,7 +63,7 @@ var ErrNoText = errors.New("digest: article has no text to summarize")
 // to the story among the next few. Sentences under four words, or over sixty, are left out
 // unless nothing else remains. The two best are returned in reading order.
 //
-// A summary never copies the whole body (D6): when the body has two
+// A summary never copies the whole body: when the body has two
 // sentences or fewer, the summary is the best one alone, and when the body
 // is a single sentence, its first half (at most MaxChars), ended by "…".
 // Every summary is at most MaxChars characters: a sentence that would

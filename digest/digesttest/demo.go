@@ -14,7 +14,7 @@ type Publisher struct {
 	Source crawl.Source
 	Logo   string // "": none
 	// Refuses reports that the site's robots.txt disallows its articles:
-	// its stories reach a digest as the feed's excerpts (S5).
+	// its stories reach a digest as the feed's excerpts.
 	Refuses bool
 }
 
@@ -32,9 +32,9 @@ var demoSites = []struct {
 	{"gazette-tech.example", "La Gazette Tech", "Tech", true, false, []string{"fr-batterie", "fr-ia"}},
 	{"wissen-heute.example", "Wissen Heute", "Science", true, false, []string{"de-klima", "de-wald"}},
 	{"sportblatt.example", "Sportblatt", "Sports", true, false, []string{"de-handball", "de-fussball"}},
-	// No full-text licence: excerpts only (S6).
+	// No full-text licence: excerpts only.
 	{"quotidien-du-port.example", "Le Quotidien du Port", "World", false, false, []string{"fr-velo", "fr-greve"}},
-	// Full text allowed, but robots.txt refuses the articles: excerpts (S5).
+	// Full text allowed, but robots.txt refuses the articles: excerpts.
 	{"rundschau-nord.example", "Rundschau Nord", "Finance", true, true, []string{"de-dax", "de-miete"}},
 }
 
