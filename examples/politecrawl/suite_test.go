@@ -62,8 +62,8 @@ type suite struct {
 	// chainClock, set by newSuite's edit, puts the chain on the crawler's
 	// clock too.
 	chainClock bool
-	client *fetch.Client
-	c      *crawl.Crawler
+	client     *fetch.Client
+	c          *crawl.Crawler
 
 	mu     sync.Mutex
 	events []crawl.Event
