@@ -96,6 +96,7 @@ type config struct {
 	quiet      bool
 	dir        string
 	examples   int
+	requests   string
 	command    []string
 	latencyArg string
 }
@@ -131,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.quiet, "q", false, "discard the crawler's output (by default it goes to politecheck's standard error)")
 	fs.StringVar(&cfg.dir, "dir", "", "write the seed list and CA file here and keep them (default: a temporary directory, removed at exit)")
 	fs.IntVar(&cfg.examples, "examples", 3, "violations shown per rule")
+	fs.StringVar(&cfg.requests, "requests", "", "also write every request the web received to this file, as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -201,6 +203,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		<-sctx.Done()
 		stop()
 		rep := buildReport(cfg, env, nil)
+		if err := writeRequests(cfg.requests, env); err != nil {
+			return exitUsage, err
+		}
 		return rep.exitCode(), rep.write(stdout, cfg.jsonOut)
 	}
 
@@ -209,6 +214,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		return exitUsage, err
 	}
 	rep := buildReport(cfg, env, res)
+	if err := writeRequests(cfg.requests, env); err != nil {
+		return exitUsage, err
+	}
 	if err := rep.write(stdout, cfg.jsonOut); err != nil {
 		return exitUsage, err
 	}

@@ -275,7 +275,8 @@ func TestCertifiesPolitecrawl_P1(t *testing.T) {
 // exits 1.
 func TestFlagsRudeCrawler(t *testing.T) {
 	t.Parallel()
-	r := check(t, append([]string{"-hosts", "3", "-articles", "4", "-latency", "20ms", "--"}, self(t, "rude")...)...)
+	log := filepath.Join(t.TempDir(), "requests.jsonl")
+	r := check(t, append([]string{"-hosts", "3", "-articles", "4", "-latency", "20ms", "-requests", log, "--"}, self(t, "rude")...)...)
 	if r.err != nil || r.code != exitViolation {
 		t.Fatalf("exit %d, %v; want %d\n%s", r.code, r.err, exitViolation, r.stdout)
 	}
@@ -286,6 +287,9 @@ func TestFlagsRudeCrawler(t *testing.T) {
 	}
 	if r.rep.Pages.Fetched != 12 {
 		t.Errorf("%d pages fetched, want the 12 it grabbed", r.rep.Pages.Fetched)
+	}
+	if b, err := os.ReadFile(log); err != nil || bytes.Count(b, []byte("\n")) != r.rep.Requests || !bytes.Contains(b, []byte(`"user_agent":"Go-http-client/1.1"`)) {
+		t.Errorf("-requests: %v; want %d lines naming Go's User-Agent:\n%s", err, r.rep.Requests, b)
 	}
 	if r.rep.Crawler.ExitCode != 0 || r.rep.OK {
 		t.Errorf("crawler exit %d, ok %v", r.rep.Crawler.ExitCode, r.rep.OK)
@@ -349,7 +353,7 @@ func TestPlaceholdersAndEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "seen")
 	script := `printf '%s|%s|%s\n' "$1" "$POLITECHECK_ADDR" "$SSL_CERT_FILE" > ` + out + `; cat "$POLITECHECK_SEEDS" >> ` + out
-	r := check(t, "-hosts", "2", "-dir", dir, "--", "sh", "-c", script, "sh", "{addr} {seeds} {ca}")
+	r := check(t, "-hosts", "2", "-dir", dir, "-requests", filepath.Join(dir, "requests.jsonl"), "--", "sh", "-c", script, "sh", "{addr} {seeds} {ca}")
 	if r.code != exitOK {
 		t.Fatalf("exit %d, %v\n%s", r.code, r.err, r.stdout)
 	}
@@ -372,6 +376,9 @@ func TestPlaceholdersAndEnvironment(t *testing.T) {
 	}
 	if _, err := os.Stat(ca); err != nil {
 		t.Errorf("-dir: the CA file was not kept: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "requests.jsonl")); err != nil || len(b) != 0 {
+		t.Errorf("-requests: %q, %v; want an empty file (no request was made)", b, err)
 	}
 }
 

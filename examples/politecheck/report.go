@@ -4,9 +4,11 @@ package main
 // fetched of what it could, and what it cost.
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -295,4 +297,47 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// requestLine is one line of the -requests file.
+type requestLine struct {
+	Seq      int       `json:"seq"`
+	Conn     int       `json:"conn"`
+	Start    time.Time `json:"start"`
+	Arrived  time.Time `json:"arrived"`
+	Finished time.Time `json:"finished,omitzero"`
+	TLS      bool      `json:"tls"`
+	Host     string    `json:"host"`
+	Method   string    `json:"method"`
+	Target   string    `json:"target"`
+	Status   int       `json:"status"`
+	Agent    string    `json:"user_agent"`
+	Bytes    int64     `json:"bytes_sent"`
+}
+
+// writeRequests writes every recorded request to path as JSON lines (none
+// when path is "").
+func writeRequests(path string, e *env) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	enc := json.NewEncoder(bw)
+	for _, q := range e.web.Requests() {
+		if err := enc.Encode(requestLine{Seq: q.Seq, Conn: q.Conn, Start: q.Start, Arrived: q.Arrived, Finished: q.Finished,
+			TLS: q.TLS, Host: q.Host, Method: q.Method, Target: q.Target, Status: q.Status,
+			Agent: q.Header.Get("User-Agent"), Bytes: q.BytesSent}); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
