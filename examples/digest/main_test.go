@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // build -demo crawls the simulated web, writes its deposits to a SQLite
-// store, and writes the page and the feed; build -store then reads the same
+// store, and writes the page and the feed, where the stories of the source
+// without a full-text licence (S6) and of the one whose robots.txt refuses
+// its articles (S5) are labelled excerpts; build -store then reads the same
 // stories back from the file alone.
-func TestBuild_DemoThenStore(t *testing.T) {
+func TestBuild_S5_S6_DemoThenStore(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "crawl.db")
 	page, feedPath := filepath.Join(dir, "d.html"), filepath.Join(dir, "d.json")
@@ -34,7 +37,13 @@ func TestBuild_DemoThenStore(t *testing.T) {
 		}
 	}
 	var f struct {
-		Items []struct{ URL string } `json:"items"`
+		Items []struct {
+			URL     string   `json:"url"`
+			Tags    []string `json:"tags"`
+			Authors []struct {
+				Name string `json:"name"`
+			} `json:"authors"`
+		} `json:"items"`
 	}
 	b, err := os.ReadFile(feedPath)
 	if err != nil {
@@ -42,6 +51,15 @@ func TestBuild_DemoThenStore(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &f); err != nil || len(f.Items) != 24 {
 		t.Fatalf("feed: %d items, %v; want 24", len(f.Items), err)
+	}
+	excerpts := map[string]int{}
+	for _, it := range f.Items {
+		if slices.Contains(it.Tags, "excerpt") {
+			excerpts[it.Authors[0].Name]++
+		}
+	}
+	if len(excerpts) != 2 || excerpts["Le Quotidien du Port"] != 2 || excerpts["Rundschau Nord"] != 2 {
+		t.Errorf("excerpts by publisher: %v, want both stories of Le Quotidien du Port (no licence) and Rundschau Nord (refused)", excerpts)
 	}
 
 	// From the store alone: the same stories, each source under its ID.
