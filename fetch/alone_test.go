@@ -1,8 +1,11 @@
 package fetch
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"sync"
@@ -67,6 +70,37 @@ func TestLayersAlone(t *testing.T) {
 			UserAgent: regexp.MustCompile(`^AloneBot/1`), Ignore: []politetest.Rule{politetest.RuleRobotsFirst}})
 		if !rep.OK() || rep.Requests != 8 {
 			t.Fatalf("%d requests: %v", rep.Requests, rep)
+		}
+	})
+
+	t.Run("PacerOverOwnTLSDialer", func(t *testing.T) {
+		// A transport that makes its TLS connections itself, and hides
+		// them from net/http, reports a connect but no handshake: the
+		// Pacer must not keep the turn held for a handshake it never hears
+		// of.
+		t.Parallel()
+		web := politetest.NewWeb(t)
+		s := web.Site("own-tls.example")
+		tr := &http.Transport{DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			raw, err := web.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			host, _, _ := net.SplitHostPort(addr)
+			conn := tls.Client(raw, &tls.Config{ServerName: host, RootCAs: web.RootCAs(), NextProtos: []string{"http/1.1"}})
+			if err := conn.HandshakeContext(ctx); err != nil {
+				raw.Close()
+				return nil, err
+			}
+			return struct{ net.Conn }{conn}, nil // not a *tls.Conn: net/http reports no handshake either
+		}, DisableKeepAlives: true}
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: &Pacer{Interval: time.Millisecond, Next: tr}, Timeout: 10 * time.Second}
+		for range 3 {
+			a := s.AddArticle(politetest.Article{})
+			if st, err := get(hc, s.URL(a.Path)); err != nil || st != 200 {
+				t.Fatalf("GET: %d, %v", st, err)
+			}
 		}
 	})
 

@@ -379,7 +379,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	if call != nil {
 		call.turn = t
 	} else {
-		req = req.WithContext(httptrace.WithClientTrace(ctx, t.trace(req.URL.Scheme)))
+		req = req.WithContext(httptrace.WithClientTrace(ctx, t.trace()))
 	}
 	resp, err := next(nextRT).RoundTrip(req)
 	if err != nil {
@@ -407,8 +407,9 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 // dialer) and wrote (from the connection's first Write of the request, once
 // the bytes are in the kernel); its hop recorder calls gotConn (net/http's
 // GotConn hook). A Pacer used alone gets all four from net/http's trace
-// hooks (ConnectStart, ConnectDone or TLSHandshakeDone, GotConn, and
-// WroteRequest, which comes just before the transport flushes the request).
+// hooks (ConnectStart and ConnectDone, TLSHandshakeStart and
+// TLSHandshakeDone, GotConn, and WroteRequest, which comes just before the
+// transport flushes the request).
 // The methods are safe to call from any goroutine, at any time, even after
 // the request has ended.
 type turn struct {
@@ -514,39 +515,21 @@ func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
 }
 
 // trace returns the hooks by which net/http tells a Pacer used alone what the
-// request did (see turn). A dial holds the turn from its TCP connect to the end
-// of its TLS handshake (for plain http, to the connect's end); a dialer that
-// reports no connect (a DialContext of one's own) is held from the handshake's
-// start.
-func (t *turn) trace(scheme string) *httptrace.ClientTrace {
-	plain := scheme == "http"
-	var mu sync.Mutex
-	connected := 0 // connects that succeeded, each held until its handshake ends
+// request did (see turn). A dial holds the turn during its TCP connect and
+// during its TLS handshake, each bracketed by its own pair of hooks, so that a
+// dialer reporting only one of them (a DialTLSContext of one's own reports no
+// handshake) never leaves the turn held; between the two, for the
+// microseconds net/http takes to begin the handshake, the turn of a request
+// that has already ended may be given back, and the handshake's start then
+// still moves the host's latest start.
+func (t *turn) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		ConnectStart: func(string, string) { t.dialBegun() },
-		ConnectDone: func(_, _ string, err error) {
-			if err != nil || plain {
-				t.dialEnded()
-				return
-			}
-			mu.Lock()
-			connected++
-			mu.Unlock()
-		},
-		TLSHandshakeStart: func() {
-			mu.Lock()
-			held := connected > 0
-			if held {
-				connected--
-			}
-			mu.Unlock()
-			if !held {
-				t.dialBegun()
-			}
-		},
-		TLSHandshakeDone: func(tls.ConnectionState, error) { t.dialEnded() },
-		GotConn:          func(httptrace.GotConnInfo) { t.gotConn() },
-		WroteRequest:     func(httptrace.WroteRequestInfo) { t.wrote() },
+		ConnectStart:      func(string, string) { t.dialBegun() },
+		ConnectDone:       func(string, string, error) { t.dialEnded() },
+		TLSHandshakeStart: func() { t.dialBegun() },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.dialEnded() },
+		GotConn:           func(httptrace.GotConnInfo) { t.gotConn() },
+		WroteRequest:      func(httptrace.WroteRequestInfo) { t.wrote() },
 	}
 }
 
