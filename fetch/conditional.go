@@ -125,8 +125,15 @@ func validatorKey(req *http.Request) string {
 
 // RoundTrip adds the conditional headers when validators are known, and arranges
 // for a complete 200's validators to be kept.
+//
+// A share image's read (a Get of KindImage) is never conditional and keeps no
+// validators: its bytes are judged and dropped, so a 304 would stand for
+// nothing the caller has.
 func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
+		return next(v.Next).RoundTrip(req)
+	}
+	if call := callFrom(req.Context()); call != nil && call.kind == KindImage {
 		return next(v.Next).RoundTrip(req)
 	}
 	ctx := req.Context()

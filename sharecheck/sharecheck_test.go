@@ -300,7 +300,14 @@ func TestCheck_CacheBoundedAndCancelNotKept(t *testing.T) {
 	if b.chk.Len() != 2 {
 		t.Fatalf("Len %d, want 2", b.chk.Len())
 	}
-	b.chk.Check(ctx, sharecheck.Image{URL: b.site.URL("/images/2.png"), Page: page}) // forgotten: read again
+	// Forgotten, so read again, in full: the bytes were never kept, so the
+	// read is not conditional (a 304 would leave nothing to judge).
+	if res := b.chk.Check(ctx, sharecheck.Image{URL: b.site.URL("/images/2.png"), Page: page}); !res.Usable() || res.Width != 16 {
+		t.Errorf("/images/2.png read again: %+v, want usable", res)
+	}
+	if reqs := b.requests("news.example", "/images/2.png"); len(reqs) == 2 && reqs[1].Header.Get("If-None-Match") != "" {
+		t.Errorf("the second read of an image was conditional")
+	}
 	if n := len(b.requests("news.example", "/images/2.png")); n != 2 {
 		t.Errorf("/images/2.png: %d requests, want 2 (forgotten once)", n)
 	}
