@@ -80,7 +80,7 @@ func chrome(t *testing.T) context.Context {
 // the preferences o, with ages counted from now.
 func demoServer(t *testing.T, o options, now time.Time) (*httptest.Server, *digest.Digest) {
 	t.Helper()
-	l := &library{deps: &crawl.MemoryDeposits{}}
+	l := &library{deps: &crawl.MemoryDeposits{}, summaries: &digest.Cache{}}
 	var log bytes.Buffer
 	pubs, err := demoCrawl(context.Background(), l.deps, &log)
 	if err != nil {

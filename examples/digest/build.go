@@ -26,10 +26,7 @@ func (l *library) make(ctx context.Context, o options, now time.Time) (*digest.D
 	if err != nil {
 		return nil, err
 	}
-	b := digest.Builder{Title: o.title}
-	if o.summarizer != "" {
-		b.Summarizer = &digest.HTTP{URL: o.summarizer}
-	}
+	b := digest.Builder{Title: o.title, Summarizer: l.summaries}
 	return b.Build(ctx, now, stories, o.prefs())
 }
 

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -84,5 +87,31 @@ func TestUsage(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"build"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-store or -demo") {
 		t.Errorf("build without a store: exit %d, %s", code, errOut.String())
+	}
+}
+
+// -summarizer sends each article to the user's endpoint, once, and the page
+// shows at most two of the sentences it answers.
+func TestBuild_D6_HTTPSummarizer(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct{ Headline string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		_ = json.NewEncoder(w).Encode(map[string]string{"summary": "Model says: " + req.Headline + ". Second line. Third line never shows."})
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	page := filepath.Join(dir, "d.html")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"build", "-demo", "-summarizer", srv.URL, "-out", page}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if n := calls.Load(); n != 20 {
+		t.Errorf("%d calls to the summarizer, want one per article read in full (20)", n)
+	}
+	html, _ := os.ReadFile(page)
+	if !bytes.Contains(html, []byte("Model says: ")) || bytes.Contains(html, []byte("Third line")) {
+		t.Errorf("the page does not show the endpoint's summaries bounded to two sentences")
 	}
 }

@@ -28,6 +28,9 @@ type library struct {
 	deps  crawl.Deposits
 	pubs  []digest.Publisher
 	close func() error
+	// summaries remembers each article's summary across builds, so that
+	// serve summarizes an article once, not on every request.
+	summaries *digest.Cache
 }
 
 func (l *library) Close() error {
@@ -43,7 +46,10 @@ func (l *library) stories(ctx context.Context, now time.Time) ([]digest.Story, e
 }
 
 func open(ctx context.Context, o options, log io.Writer) (*library, error) {
-	l := &library{}
+	l := &library{summaries: &digest.Cache{}}
+	if o.summarizer != "" {
+		l.summaries.Summarizer = &digest.HTTP{URL: o.summarizer}
+	}
 	var cfg *config
 	if o.config != "" {
 		c, err := readConfig(o.config)
