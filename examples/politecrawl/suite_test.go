@@ -64,9 +64,6 @@ type suite struct {
 	chainClock bool
 	client     *fetch.Client
 	c          *crawl.Crawler
-
-	mu     sync.Mutex
-	events []crawl.Event
 }
 
 // newSuite loads the ready config of preset, lets edit change its sources
@@ -115,11 +112,6 @@ func newSuite(t *testing.T, preset string, hosts, articles int, edit func(s *sui
 		RefreshGuard:    time.Duration(cfg.Crawl.RefreshGuard),
 		MaxReads:        cfg.Crawl.MaxReads,
 		MaxFailures:     cfg.Crawl.MaxFailures,
-		OnEvent: func(e crawl.Event) {
-			s.mu.Lock()
-			s.events = append(s.events, e)
-			s.mu.Unlock()
-		},
 	}
 	t.Cleanup(s.audit)
 	return s
@@ -199,17 +191,4 @@ func (s *suite) deposits(source string) []*crawl.Deposit {
 		s.t.Fatal(err)
 	}
 	return ds
-}
-
-// eventsOf returns the events of kind so far.
-func (s *suite) eventsOf(kind crawl.EventKind) []crawl.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []crawl.Event
-	for _, e := range s.events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
 }

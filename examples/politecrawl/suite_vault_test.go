@@ -75,9 +75,7 @@ func TestVault_V4_V7_BacklogDailyOnePassAtATime(t *testing.T) {
 	s := newSuite(t, "vault", 2, 3, nil)
 	started := make(chan struct{})
 	var once sync.Once
-	prev := s.c.OnEvent
 	s.c.OnEvent = func(e crawl.Event) {
-		prev(e)
 		if e.Kind == crawl.EventPassStarted && e.Source == "news-1" {
 			once.Do(func() { close(started) })
 		}
