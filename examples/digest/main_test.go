@@ -88,6 +88,13 @@ func TestUsage(t *testing.T) {
 	if code := run(context.Background(), []string{"build"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-store or -demo") {
 		t.Errorf("build without a store: exit %d, %s", code, errOut.String())
 	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if code := run(context.Background(), []string{"build", "-store", missing}, &out, &errOut); code != 1 {
+		t.Errorf("build from a missing store: exit %d", code)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("reading a missing store created it")
+	}
 }
 
 // -summarizer sends each article to the user's endpoint, once, and the page

@@ -65,7 +65,15 @@ func open(ctx context.Context, o options, log io.Writer) (*library, error) {
 		}
 	}
 	if o.store != "" {
-		db, err := sqlite.Open(ctx, o.store, nil)
+		// A reader of the store: it must exist (only -demo writes one), and
+		// this process sweeps nothing of the crawler's state.
+		opts := &sqlite.Options{SweepEvery: -1}
+		if !o.demo {
+			if _, err := os.Stat(o.store); err != nil {
+				return nil, fmt.Errorf("store: %w", err)
+			}
+		}
+		db, err := sqlite.Open(ctx, o.store, opts)
 		if err != nil {
 			return nil, err
 		}
