@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/digest"
 	"github.com/politefetch/politefetch/digest/digesttest"
 )
@@ -76,18 +75,28 @@ func chrome(t *testing.T) context.Context {
 	return bctx
 }
 
-// demoServer crawls the demo web into memory and serves its digest for
-// the preferences o, with ages counted from now.
+// demoServer crawls the demo web into a SQLite store, as build -demo
+// -store does, and serves the digest read back from that store for the
+// preferences o, with ages counted from now.
 func demoServer(t *testing.T, o options, now time.Time) (*httptest.Server, *digest.Digest) {
 	t.Helper()
-	l := &library{deps: &crawl.MemoryDeposits{}, summaries: &digest.Cache{}}
+	ctx := context.Background()
 	var log bytes.Buffer
-	pubs, err := demoCrawl(context.Background(), l.deps, &log)
+	o.store, o.demo = filepath.Join(t.TempDir(), "crawl.db"), true
+	crawled, err := open(ctx, o, &log)
 	if err != nil {
 		t.Fatalf("demo crawl: %v\n%s", err, log.String())
 	}
-	l.pubs = pubs
-	want, err := l.make(context.Background(), o, now)
+	pubs := crawled.pubs
+	crawled.Close()
+	o.demo = false
+	l, err := open(ctx, o, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	l.pubs = pubs // the demo's brands and categories, as its configuration would give them
+	want, err := l.make(ctx, o, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,8 +289,9 @@ func sameColour(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
 	return ar == br && ag == bg && ab == bb
 }
 
-// TestScreenshot writes the desktop screenshot of the demo's digest, as
-// the README shows it, with -update:
+// TestScreenshot writes the desktop screenshot of the digest of the demo's
+// store (a demo crawl written to SQLite and read back), as the README shows
+// it, with -update:
 //
 //	go test ./examples/digest -run TestScreenshot -update
 func TestScreenshot(t *testing.T) {
