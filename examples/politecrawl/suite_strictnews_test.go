@@ -320,3 +320,100 @@ func depositKinds(ds []*crawl.Deposit) (full, excerpts int) {
 	}
 	return full, excerpts
 }
+
+// S3: robots.txt is kept for one hour: 59 minutes on, the chain answers
+// from its copy and sends nothing; past the hour it reads robots.txt again.
+func TestStrictNews_S3_RobotsCachedOneHour(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 1, 1, func(s *suite) {
+		s.cfg.Sources = s.cfg.Sources[:1]
+		s.chainClock = true
+	})
+	s.runOnce()
+	page := "https://news-1.example" + s.info.Sites[0].Articles[0].Path
+	ctx := context.Background()
+	s.nextPhase(59 * time.Minute)
+	e, err := s.client.Explain(ctx, page)
+	if err != nil || !e.Allowed || len(s.web.Requests()) != 0 {
+		t.Fatalf("59 min on: %+v, %v, %d requests; want the cached copy, nothing sent", e, err, len(s.web.Requests()))
+	}
+	fetched := e.Robots.FetchedAt
+	if d := e.Robots.Expires.Sub(fetched); d != time.Hour {
+		t.Errorf("the copy stands for %v, want 1 h", d)
+	}
+	s.nextPhase(2 * time.Minute)
+	if e, err = s.client.Explain(ctx, page); err != nil || !e.Robots.FetchedAt.After(fetched) {
+		t.Fatalf("61 min on: %+v, %v; want robots.txt read again", e, err)
+	}
+	if reqs := s.web.Requests(); len(reqs) != 1 || reqs[0].Path != "/robots.txt" {
+		t.Errorf("61 min on: %d requests, want robots.txt alone", len(reqs))
+	}
+}
+
+// S4: refusals in a row back off 5 min doubling (10, 20, 40); after the
+// fifth the site's articles are suspended, while its feed is still read; the articles
+// are checked again once a day, and a success there resumes them. Each
+// phase is at least an hour on, so the chain reads robots.txt first.
+func TestStrictNews_S4_FiveInARowThenDailyRecheck(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 1, 1, func(s *suite) {
+		s.cfg.Sources = s.cfg.Sources[:1]
+		s.chainClock = true
+	})
+	art := s.info.Sites[0].Articles[0]
+	page := "https://news-1.example" + art.Path
+	site := s.site("news-1.example")
+	site.Misbehave(art.Path, politetest.Behaviour{Kind: politetest.TooManyRequests})
+	ctx := context.Background()
+	explain := func() fetch.Explanation {
+		t.Helper()
+		e, err := s.client.Explain(ctx, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	asked := 0
+	for strike := 1; strike <= 5; strike++ {
+		if strike > 1 {
+			s.nextPhase(61 * time.Minute)
+		}
+		s.runOnce()
+		asked += len(s.requests("news-1.example", art.Path))
+		if asked != strike {
+			t.Fatalf("strike %d: the article asked %d times in all", strike, asked)
+		}
+		e := explain()
+		if e.Ledger.Strikes != strike {
+			t.Fatalf("after strike %d the ledger counts %d", strike, e.Ledger.Strikes)
+		}
+		if strike < 5 {
+			want := 5 * time.Minute << (strike - 1)
+			if d := e.Ledger.Until.Sub(s.clk.Now()); !errors.Is(e.Refusal, fetch.ErrCooldown) || d > want || d < want-time.Minute {
+				t.Errorf("after strike %d: %v for %v, want a cool-down of %v", strike, e.Refusal, d, want)
+			}
+		} else if e.Allowed {
+			t.Fatalf("after the fifth strike the article may be asked for again")
+		}
+	}
+	s.nextPhase(2 * time.Hour) // past the fifth step's cool-down (80 min)
+	if e := explain(); !errors.Is(e.Refusal, fetch.ErrSuspended) || e.Ledger.Until.Sub(s.clk.Now()) < 20*time.Hour {
+		t.Fatalf("two hours after the fifth strike: %v, until %v; want the articles suspended for the day", e.Refusal, e.Ledger.Until)
+	}
+	r := s.runOnce()["news-1"]
+	if n := len(s.requests("news-1.example", art.Path)); n != 0 || r.Refused != 1 {
+		t.Errorf("suspended: the article asked %d times, report %+v", n, r)
+	}
+	if n := len(s.requests("news-1.example", "/feed.xml")); n != 1 {
+		t.Errorf("suspended: the feed read %d times, want it still read", n)
+	}
+	site.Misbehave(art.Path, politetest.Behaviour{})
+	s.nextPhase(24 * time.Hour)
+	r = s.runOnce()["news-1"]
+	if n := len(s.requests("news-1.example", art.Path)); n != 1 || r.Deposited != 1 {
+		t.Errorf("a day on: the article asked %d times, report %+v; want the daily re-check, deposited", n, r)
+	}
+	if e := explain(); !e.Allowed || e.Ledger.Strikes != 0 {
+		t.Errorf("after the re-check's success: %+v, want the site's articles resumed", e.Ledger)
+	}
+}
