@@ -9,6 +9,8 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -280,4 +282,75 @@ func TestVault_V11_5xxRobotsRetriedAfter15Minutes(t *testing.T) {
 	if len(reqs) == 0 || reqs[0].Path != "/robots.txt" || r.Deposited != 2 {
 		t.Fatalf("16 min on: %d requests (first %v), %+v; want robots.txt first, then both articles deposited", len(reqs), reqs, r)
 	}
+}
+
+// V2, V9, V9b: the third way to read an article, the CMS API, with the
+// credential the config names by reference (env:NEWS3_CMS_TOKEN): the
+// credential travels only in its header, only on the API's requests to the
+// admitted host (never with robots.txt or the feed), never in the logs;
+// each request carries exactly the four headers.
+func TestVault_V2_V9_V9b_CMSAPICredential(t *testing.T) {
+	// Not parallel: the credential is read from the environment, as configured.
+	const token = "Bearer vault-suite-s3cret"
+	t.Setenv("NEWS3_CMS_TOKEN", token)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	s := newSuite(t, "vault", 3, 2, func(s *suite) {
+		src := s.source("news-3-cms")
+		src.Active = true
+		s.cfg.Sources = []crawl.Source{*src}
+		s.allowHeaders = []string{"Authorization"}
+	})
+	s.c.Logger = slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	arts := s.info.Sites[2].Articles
+	s.site("news-3.example").Handle("/api/articles/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != token {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/api/articles/")
+		for _, a := range arts {
+			if strconv.Itoa(a.ID) == id {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"id":%d,"link":%q,"date_gmt":"2026-01-01T00:00:00","title":{"rendered":%q},"content":{"rendered":"<p>The story as the CMS holds it.</p>"}}`,
+					a.ID, "https://news-3.example"+a.Path, a.Title)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	r := s.runOnce()["news-3-cms"]
+	if r.Deposited != 2 || r.Mismatched != 0 {
+		t.Fatalf("report %+v, want both articles read through the CMS API", r)
+	}
+	for _, q := range s.web.Requests() {
+		api := strings.HasPrefix(q.Path, "/api/articles/")
+		if got := q.Header.Get("Authorization"); (got == token) != api || (got != "" && got != token) {
+			t.Errorf("%s%s: Authorization %q", q.Host, q.Path, got)
+		}
+		want := 3
+		if api {
+			want = 4
+		}
+		if len(q.Header) != want || q.Header.Get("Cookie") != "" {
+			t.Errorf("%s%s: %d headers %v, want %d", q.Host, q.Path, len(q.Header), q.Header, want)
+		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if logs.Len() == 0 || strings.Contains(logs.String(), "s3cret") {
+		t.Errorf("the log (%d bytes) is empty or names the credential", logs.Len())
+	}
+}
+
+// lockedWriter serialises writes to a shared builder.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }
