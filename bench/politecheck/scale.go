@@ -4,6 +4,7 @@ package main
 // simulated web (so the figures of the process include the web's side).
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -124,9 +125,17 @@ func scaleOne(hosts, articles int) error {
 	if err != nil {
 		return err
 	}
-	deposited := 0
+	deposited, feedFailed, failed := 0, 0, 0
+	var firstErr error
 	for _, r := range reports {
 		deposited += r.Deposited
+		failed += r.Failed + r.Refused
+		if err := cmp.Or(r.Err, r.Trigger.Err); err != nil {
+			feedFailed++
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
 	}
 	rep := web.Audit(politetest.Policy{Interval: time.Second, StrictRobots: true, Slack: politetest.Slack(200 * time.Millisecond)})
 	web.Reset() // the web's log of requests is not the crawler's memory
@@ -147,6 +156,9 @@ func scaleOne(hosts, articles int) error {
 		hosts, articles, wall.Seconds(), ideal.Seconds(), wall.Seconds()/ideal.Seconds(), rep.Requests, viol,
 		deposited, hosts*articles, float64(cpu.Microseconds())/float64(max(rep.Requests, 1)),
 		float64(maxRSS())/(1<<20), float64(retained)/float64(hosts)/1024, peakG.Load())
+	if feedFailed > 0 || failed > 0 {
+		fmt.Printf("|  | %d sources' feeds unread (the first: %v); %d articles failed or refused |\n", feedFailed, firstErr, failed)
+	}
 	return nil
 }
 
