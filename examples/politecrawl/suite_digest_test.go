@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/digest"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -204,5 +205,48 @@ func TestDigest_D13_DisallowAllStopsAtTheNextRefresh(t *testing.T) {
 	}
 	if n := len(s.deposits("news-1")); n != kept {
 		t.Errorf("%d deposits after Disallow: /, want still %d", n, kept)
+	}
+}
+
+// D11, D6: the day's digest built from what the crawl kept: a section per
+// source's category (Tech, Finance), each card with its publisher's brand,
+// headline, age, at most two sentences of summary labelled as the feed's,
+// and "Read full story on <brand> →" linking to the article on its own
+// site; a reader who prefers Finance sees only Finance.
+func TestDigest_D6_D11_DailyCardsFromTheCrawl(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "digest", 2, 2, nil)
+	s.runOnce()
+	var pubs []digest.Publisher
+	for _, src := range s.cfg.Sources {
+		pubs = append(pubs, digest.PublisherOf(src))
+	}
+	ctx := context.Background()
+	stories, err := digest.Stories(ctx, s.c.Deposits, pubs, time.Time{})
+	if err != nil || len(stories) != 4 {
+		t.Fatalf("%d stories, %v; want 4", len(stories), err)
+	}
+	var b digest.Builder
+	year := digest.Preferences{Window: 366 * 24 * time.Hour} // the simulated articles are dated early in 2026
+	d, err := b.Build(ctx, time.Now(), stories, year)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brands := map[string]string{"Tech": "News One", "Finance": "News Two"}
+	hosts := map[string]string{"Tech": "https://news-1.example/", "Finance": "https://news-2.example/"}
+	if len(d.Sections) != 2 || d.Cards() != 4 {
+		t.Fatalf("%d sections, %d cards; want Tech and Finance, 4 cards", len(d.Sections), d.Cards())
+	}
+	for _, sec := range d.Sections {
+		for _, c := range sec.Cards {
+			if c.Brand != brands[sec.Category] || !strings.HasPrefix(c.URL, hosts[sec.Category]) || c.Headline == "" || c.Age == "" ||
+				len(c.Summary) == 0 || len(c.Summary) > 2 || !c.Excerpt || c.ReadMore() != "Read full story on "+brands[sec.Category]+"\u00a0→" {
+				t.Errorf("%s card %+v", sec.Category, c)
+			}
+		}
+	}
+	year.Categories = []string{"Finance"}
+	if d, err = b.Build(ctx, time.Now(), stories, year); err != nil || len(d.Sections) != 1 || d.Sections[0].Category != "Finance" {
+		t.Errorf("a Finance reader's digest: %+v, %v", d, err)
 	}
 }
