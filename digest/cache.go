@@ -14,8 +14,8 @@ const DefaultCacheSize = 1024
 
 // Cache remembers the summaries of a Summarizer, so that a digest rebuilt
 // for every reader asks a slow or costly summarizer (a language model)
-// once per article. An article is known by its headline, language and
-// body text: one whose text changed is summarized again. Errors are not
+// once per article. An article is known by its headline, language,
+// description and body blocks: one whose text changed is summarized again. Errors are not
 // remembered. At most Size summaries are kept, the least recently used
 // dropped first.
 //
@@ -42,13 +42,18 @@ var _ Summarizer = (*Cache)(nil)
 
 // Summarize implements [Summarizer].
 func (c *Cache) Summarize(ctx context.Context, a *extract.Article) (Summary, error) {
-	h := sha256.New()
-	for _, s := range []string{a.Headline.Value, a.Language.Value, a.Description.Value, a.Text()} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	n := len(a.Headline.Value) + len(a.Language.Value) + len(a.Description.Value) + 3
+	for _, b := range a.Blocks {
+		n += len(b.Text) + 2
 	}
-	var key [32]byte
-	h.Sum(key[:0])
+	buf := make([]byte, 0, n)
+	buf = append(append(buf, a.Headline.Value...), 0)
+	buf = append(append(buf, a.Language.Value...), 0)
+	buf = append(append(buf, a.Description.Value...), 0)
+	for _, b := range a.Blocks {
+		buf = append(append(append(buf, byte(b.Kind)), b.Text...), 0)
+	}
+	key := sha256.Sum256(buf)
 
 	c.mu.Lock()
 	if c.byKey == nil {
