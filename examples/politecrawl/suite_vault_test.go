@@ -354,3 +354,40 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+// V10: a redirect is followed only to https, to a host the source admits,
+// within the limit, and never one that adds a parameter the source did not
+// declare: each such read stops, nothing is deposited, and the place it
+// pointed to is never asked for; the well-behaved article is deposited.
+func TestVault_V10_RedirectsWithinTheRules(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "vault", 2, 5, func(s *suite) { s.cfg.Sources = s.cfg.Sources[1:2] })
+	arts := s.info.Sites[1].Articles
+	n2 := s.site("news-2.example")
+	s.site("elsewhere.example")
+	n2.Misbehave(arts[0].Path, politetest.Behaviour{Kind: politetest.RedirectAddParam, Param: "edition=2"})
+	n2.Misbehave(arts[1].Path, politetest.Behaviour{Kind: politetest.RedirectToHost, Host: "elsewhere.example"})
+	n2.Misbehave(arts[2].Path, politetest.Behaviour{Kind: politetest.RedirectToHTTP})
+	n2.Misbehave(arts[3].Path, politetest.Behaviour{Kind: politetest.RedirectLoop})
+	s.runOnce()
+	ds := s.deposits("news-2")
+	if len(ds) != 1 || ds[0].Key != strconv.Itoa(arts[4].ID) {
+		t.Fatalf("%d deposits, want only the article that did not redirect", len(ds))
+	}
+	loops := 0
+	for _, q := range s.web.Requests() {
+		switch {
+		case strings.Contains(q.Query, "edition="):
+			t.Errorf("the redirect adding an undeclared parameter was followed: %s", q.Target)
+		case q.Host == "elsewhere.example":
+			t.Errorf("the redirect to a host not admitted was followed: %s", q.Target)
+		case !q.TLS:
+			t.Errorf("the redirect to http was followed: %s", q.Target)
+		case q.Path == arts[3].Path:
+			loops++
+		}
+	}
+	if limit := 3 * (s.fp.MaxRedirects + 1); loops == 0 || loops > limit {
+		t.Errorf("the redirect loop: %d requests, want at most %d (3 reads within the limit)", loops, limit)
+	}
+}
