@@ -374,6 +374,10 @@ func TestBrowser_S7_ImageWithCredit(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	// The image loads lazily, after the page: wait until it has (or failed).
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('figure img').complete`)); err != nil {
+		t.Fatal(err)
+	}
 	type figure struct {
 		Src     string  `json:"src"`
 		Alt     string  `json:"alt"`
