@@ -55,6 +55,22 @@ func newBed(t *testing.T, maxBytes int64, cacheSize int) *bed {
 	return b
 }
 
+// benchBed returns a site's URL maker and a Checker over a strict news
+// client at a 1 ms interval (the benchmarks time cached answers).
+func benchBed(b *testing.B) (func(path string) string, *sharecheck.Checker) {
+	web := politetest.NewWeb(b)
+	pol := fetch.StrictNews()
+	pol.Name, pol.Version, pol.InfoURL = "ShareCheckBot", "1", "https://crawler.example/about"
+	pol.Interval = time.Millisecond
+	c, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
+		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return web.Site("news.example").URL, &sharecheck.Checker{Client: c}
+}
+
 // audit is what the auditor holds the check to: the strict news policy at
 // the tests' interval, its identity, its headers.
 func (b *bed) audit() politetest.Policy {
