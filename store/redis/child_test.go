@@ -1,5 +1,250 @@
 package redis
 
-const childEnv = "POLITEFETCH_REDIS_CHILD"
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-func childMain() int { return 0 }
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/fetch"
+)
+
+// childEnv carries a worker's configuration (JSON) when the test binary is
+// re-executed as a worker process.
+const childEnv = "POLITEFETCH_REDIS_WORKER"
+
+// workerConfig is what a worker process is told.
+type workerConfig struct {
+	ID       int
+	Redis    string // the Redis address
+	Prefix   string
+	Web      string // the politetest web's address
+	CA       string // the web's CA certificate, PEM
+	Sites    []string
+	Interval time.Duration
+	LeaseTTL time.Duration
+	Skew     time.Duration // added to this worker's clock
+	Verbose  bool          // print every pass that did not finish
+}
+
+// quiet drops go-redis's own log lines (each failed dial while Redis is
+// down); the worker says what failed itself.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// skewedClock is real time moved by a constant.
+type skewedClock struct{ d time.Duration }
+
+func (c skewedClock) Now() time.Time                         { return time.Now().Add(c.d) }
+func (c skewedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// webResolver answers every name with the loopback address the web serves.
+type webResolver struct{}
+
+func (webResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+// workerPolicy is the fetch policy of every worker (and of the audit).
+func workerPolicy(interval time.Duration) (fetch.Policy, error) {
+	p, err := crawl.PolicySpec{Preset: crawl.Vault}.Fetch()
+	if err != nil {
+		return p, err
+	}
+	p.Name, p.Version, p.InfoURL, p.Contact = "RedisWorkerBot", "1", "https://crawler.example/about", "bot@crawler.example"
+	p.Interval, p.IntervalMax = interval, 0
+	p.Timeout = 5 * time.Second // a lease lost with its worker blocks its host this long at most
+	return p, nil
+}
+
+// workerSource is one site's source.
+func workerSource(site string) crawl.Source {
+	return crawl.Source{
+		ID: site, Name: site, Active: true, FullText: true,
+		Trigger:  crawl.Trigger{Feeds: []string{"https://" + site + "/feed.xml"}},
+		Admitted: []string{site},
+		Policy:   crawl.PolicySpec{Preset: crawl.Vault},
+	}
+}
+
+// childMain is a worker process: a fetch client and a crawler whose
+// schedule, ledger, robots.txt, validators and crawl state are all in
+// Redis, running passes of the sources no worker has finished yet (a set
+// in Redis the test keeps) until every one is finished. It exits 0 then,
+// 1 on a configuration error.
+func childMain() int {
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	goredis.SetLogger(quiet{})
+	logf := func(format string, args ...any) {
+		if cfg.Verbose {
+			fmt.Fprintf(os.Stderr, format, args...)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	rc := goredis.NewClient(&goredis.Options{Addr: cfg.Redis, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: time.Second, WriteTimeout: time.Second})
+	defer rc.Close()
+	clk := skewedClock{cfg.Skew}
+	store := &Store{Client: rc, Prefix: cfg.Prefix, Clock: clk, Timeout: time.Second, RobotsFetchLease: 2 * time.Second}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(cfg.CA)) {
+		fmt.Fprintln(os.Stderr, "worker: bad CA")
+		return 1
+	}
+	p, err := workerPolicy(cfg.Interval)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	var d net.Dialer
+	fc, err := fetch.New(p, fetch.WithClock(clk), fetch.WithResolver(webResolver{}),
+		fetch.WithDial(func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, cfg.Web)
+		}),
+		fetch.WithRootCAs(pool), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+		fetch.WithSchedule(&loggedSchedule{Schedule: store.Schedule()}), fetch.WithLedgerStore(store.Ledger()),
+		fetch.WithRobotsStore(store.Robots()), fetch.WithValidatorStore(store.Validators()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	defer fc.Close()
+	// A pass that met a Redis error (a request refused for want of its
+	// claim, a reference not recorded), or a request that timed out waiting
+	// for its host (whose slot a request left held when Redis went away: it
+	// expires, nobody else releases it), is run again: only a clean pass
+	// finishes a source.
+	var dmu sync.Mutex
+	dirty := map[string]bool{}
+	state := store.State()
+	onEvent := func(ev crawl.Event) {
+		var re *Error
+		if ev.Err != nil && (errors.As(ev.Err, &re) || errors.Is(ev.Err, context.DeadlineExceeded) ||
+			strings.Contains(ev.Err.Error(), context.DeadlineExceeded.Error())) {
+			dmu.Lock()
+			dirty[ev.Source] = true
+			dmu.Unlock()
+		}
+		dmu.Lock()
+		d := dirty[ev.Source]
+		dmu.Unlock()
+		if ev.Kind == crawl.EventPassEnded && d {
+			// crawl moves a source's next trigger read on even when the
+			// read was never sent (refused for want of a claim, or timed
+			// out waiting for the host's slot): due again now, written
+			// while the pass still holds its lease, so that whichever
+			// worker runs the source next reads the trigger.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if sc, err := state.Schedule(ctx, ev.Source); err == nil {
+				sc.NextTrigger = time.Time{}
+				_ = state.SetSchedule(ctx, ev.Source, sc)
+			}
+		}
+	}
+	c := &crawl.Crawler{Client: fc, OnEvent: onEvent, State: state, Clock: clk, LeaseTTL: cfg.LeaseTTL,
+		Owner: fmt.Sprintf("worker-%d-%d", cfg.ID, os.Getpid()), Deposits: &crawl.MemoryDeposits{}}
+	for _, s := range cfg.Sites {
+		c.Sources = append(c.Sources, workerSource(s))
+	}
+	doneKey := cfg.Prefix + "test:done"
+	for ctx.Err() == nil {
+		done, err := rc.SMembers(ctx, doneKey).Result()
+		if err != nil {
+			logf("worker %d: redis: %v\n", cfg.ID, err)
+			wait(ctx, 100*time.Millisecond)
+			continue
+		}
+		finished := map[string]bool{}
+		for _, s := range done {
+			finished[s] = true
+		}
+		var todo []string
+		for _, s := range cfg.Sites {
+			if !finished[s] {
+				todo = append(todo, s)
+			}
+		}
+		if len(todo) == 0 {
+			return 0
+		}
+		var wg sync.WaitGroup
+		for _, id := range todo {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dmu.Lock()
+				delete(dirty, id)
+				dmu.Unlock()
+				rep, err := c.Pass(ctx, id)
+				if err == nil && rep != nil && rep.Err != nil {
+					err = rep.Err
+				}
+				dmu.Lock()
+				if err == nil && dirty[id] {
+					err = errors.New("a Redis error during the pass")
+				}
+				dmu.Unlock()
+				switch {
+				case err == nil:
+					if err := rc.SAdd(context.WithoutCancel(ctx), doneKey, id).Err(); err != nil {
+						logf("worker %d: redis: %v\n", cfg.ID, err)
+					}
+					fmt.Printf("done %s %d\n", id, rep.Deposited)
+				case errors.Is(err, crawl.ErrLeaseHeld):
+				default:
+					logf("worker %d: %s: %v\n", cfg.ID, id, err)
+				}
+			}()
+		}
+		wg.Wait()
+		wait(ctx, 100*time.Millisecond)
+	}
+	return 0
+}
+
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// loggedSchedule prints every claim granted, with the instant its Acquire
+// began, so the test can match the requests the web saw while Redis was
+// down with claims granted before.
+type loggedSchedule struct {
+	fetch.Schedule
+	mu sync.Mutex
+}
+
+func (l *loggedSchedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
+	began := time.Now()
+	wait, ok, err := l.Schedule.Acquire(ctx, c)
+	if ok && err == nil {
+		l.mu.Lock()
+		fmt.Printf("claim %s %d\n", c.Key, began.UnixNano())
+		l.mu.Unlock()
+	}
+	return wait, ok, err
+}

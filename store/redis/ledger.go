@@ -19,6 +19,14 @@ import (
 // across processes. Instants are stored on Redis's clock and read back on
 // the caller's (see the package doc, Time). Get one from [Store.Ledger];
 // it is safe for concurrent use.
+//
+// A refusal whose write fails (Redis unreachable) is not lost: the Store
+// keeps it in this process (at most MaxPending records) and writes it,
+// merged with what Redis holds by taking the more cautious of each field,
+// at the start of its next call of any kind. The host is meanwhile blocked
+// for every worker by the in-flight lease the refused request could not
+// release (see [Schedule]), so the others learn of the refusal before they
+// may ask the host again.
 type Ledger struct{ s *Store }
 
 var _ backoff.Store = (*Ledger)(nil)
@@ -26,6 +34,82 @@ var _ backoff.Store = (*Ledger)(nil)
 // Ledger returns the Store's refusal ledger, for fetch.WithLedgerStore or
 // backoff.Ledger's Store.
 func (s *Store) Ledger() *Ledger { return &Ledger{s} }
+
+// DefaultMaxPending bounds the refusals a Store keeps in memory while their
+// writes fail.
+const DefaultMaxPending = 100_000
+
+// remember keeps next as key's pending refusal, merged with one already
+// pending, if it holds anything against the host at now.
+func (s *Store) remember(key string, next backoff.State, now time.Time) {
+	if next.Strikes == 0 && !next.Suspended && !next.Until.After(now) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string]backoff.State{}
+	}
+	if cur, ok := s.pending[key]; ok {
+		next = cautious(cur, next)
+	} else if len(s.pending) >= or(s.MaxPending, DefaultMaxPending) {
+		return
+	}
+	s.pending[key] = next
+	s.owed.Store(true)
+}
+
+// cautious merges two records of one host, field by field, the more
+// cautious way: more strikes, the later cool-down and re-check, suspended
+// if either is.
+func cautious(a, b backoff.State) backoff.State {
+	if b.Strikes > a.Strikes {
+		a.Strikes, a.LastStatus, a.LastChallenge, a.RefusedKind = b.Strikes, b.LastStatus, b.LastChallenge, b.RefusedKind
+	}
+	if b.LastAt.After(a.LastAt) {
+		a.LastAt = b.LastAt
+	}
+	if b.Until.After(a.Until) {
+		a.Until = b.Until
+	}
+	if b.NextCheck.After(a.NextCheck) {
+		a.NextCheck = b.NextCheck
+	}
+	a.Suspended = a.Suspended || b.Suspended
+	return a
+}
+
+// flush writes the pending refusals, each merged into what Redis holds.
+// It stops at the first failure, keeping what is not yet written.
+func (l *Ledger) flush(ctx context.Context) error {
+	l.s.mu.Lock()
+	if len(l.s.pending) == 0 {
+		l.s.mu.Unlock()
+		return nil
+	}
+	todo := make(map[string]backoff.State, len(l.s.pending))
+	for k, v := range l.s.pending {
+		todo[k] = v
+	}
+	l.s.mu.Unlock()
+	for key, p := range todo {
+		err := l.update(ctx, key, func(cur backoff.State, ok bool) (backoff.State, bool) {
+			if !ok {
+				return p, true
+			}
+			return cautious(cur, p), true
+		})
+		if err != nil {
+			return err
+		}
+		l.s.mu.Lock()
+		if cur, ok := l.s.pending[key]; ok && cur == p {
+			delete(l.s.pending, key)
+		}
+		l.s.mu.Unlock()
+	}
+	return nil
+}
 
 // ledgerRecord is a backoff.State as stored: instants in Unix nanoseconds
 // on Redis's clock, 0 for none.
@@ -127,8 +211,24 @@ func (l *Ledger) Update(ctx context.Context, key string, fn func(backoff.State, 
 	if err != nil {
 		return l.s.fail("ledger update", key, err)
 	}
+	err = l.update(ctx, key, fn)
+	if err != nil {
+		// Not written: keep what fn makes of the record as this process
+		// last knew it, so a refusal is not forgotten.
+		l.s.mu.Lock()
+		cur, ok := l.s.pending[key]
+		l.s.mu.Unlock()
+		if next, keep := fn(cur, ok); keep {
+			l.s.remember(key, next, l.s.now())
+		}
+	}
+	return l.s.fail("ledger update", key, err)
+}
+
+// update is Update's read-modify-write, without the pending refusals.
+func (l *Ledger) update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
 	k := l.s.key("ledger", key)
-	err = l.s.optimistic(ctx, k, func(tx *goredis.Tx) error {
+	return l.s.optimistic(ctx, k, func(tx *goredis.Tx) error {
 		cur, ok, now, off, err := l.read(ctx, tx, k)
 		if err != nil {
 			return err
@@ -148,7 +248,6 @@ func (l *Ledger) Update(ctx context.Context, key string, fn func(backoff.State, 
 		})
 		return err
 	})
-	return l.s.fail("ledger update", key, err)
 }
 
 // optimistic runs fn under WATCH of key, again while another client's write

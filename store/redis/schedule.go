@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -15,6 +16,13 @@ import (
 // (TIME), so workers' clocks, however skewed, cannot shorten an interval:
 // the now arguments are ignored unless the Store's CallerClock is set. Get
 // one from [Store.Schedule]; it is safe for concurrent use.
+//
+// A Release that fails (Redis unreachable) is tried again, by this process
+// only and still compare-and-delete, at the start of the Store's next call
+// of any kind, after the refusals the Store owes (see [Ledger]), until it
+// succeeds or the lease has expired: a request that ended while Redis was
+// away does not hold its host's slot for the lease's whole time to live
+// once Redis is back. At most MaxPending releases wait so.
 type Schedule struct{ s *Store }
 
 var _ fetch.Schedule = (*Schedule)(nil)
@@ -133,7 +141,45 @@ func (sc *Schedule) Renew(ctx context.Context, key, owner string, now time.Time,
 
 // Release implements [fetch.Schedule]: compare-and-delete of owner's lease.
 func (sc *Schedule) Release(ctx context.Context, key, owner string, now time.Time) error {
-	return sc.lease(ctx, "schedule release", key, owner, now, 0)
+	err := sc.lease(ctx, "schedule release", key, owner, now, 0)
+	var e *Error
+	if errors.As(err, &e) && !errors.Is(err, ErrNoClient) {
+		sc.s.mu.Lock()
+		if sc.s.releases == nil {
+			sc.s.releases = map[[2]string]struct{}{}
+		}
+		if len(sc.s.releases) < or(sc.s.MaxPending, DefaultMaxPending) {
+			sc.s.releases[[2]string{key, owner}] = struct{}{}
+			sc.s.owed.Store(true)
+		}
+		sc.s.mu.Unlock()
+	}
+	return err
+}
+
+// retryReleases tries the releases that failed again, stopping at the first
+// that fails again.
+func (sc *Schedule) retryReleases(ctx context.Context) {
+	sc.s.mu.Lock()
+	if len(sc.s.releases) == 0 {
+		sc.s.mu.Unlock()
+		return
+	}
+	todo := make([][2]string, 0, len(sc.s.releases))
+	for r := range sc.s.releases {
+		todo = append(todo, r)
+	}
+	sc.s.mu.Unlock()
+	for _, r := range todo {
+		err := sc.lease(ctx, "schedule release", r[0], r[1], sc.s.now(), 0)
+		var e *Error
+		if errors.As(err, &e) {
+			return
+		}
+		sc.s.mu.Lock()
+		delete(sc.s.releases, r)
+		sc.s.mu.Unlock()
+	}
 }
 
 func (sc *Schedule) lease(ctx context.Context, op, key, owner string, now time.Time, ttl int64) error {

@@ -32,7 +32,28 @@ const noServer = "redis-server is not on PATH: install it (Debian: apt-get insta
 // t's end, or skips t when the binary is not on PATH.
 func startServer(t testing.TB, port int) *server {
 	t.Helper()
-	srv, err := launch(port)
+	srv, err := launch(port, "")
+	if srv == nil && err == nil {
+		t.Skip(noServer)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// startServerAOF starts redis-server on port (0: a free one) with an
+// append-only file synced at every write, in dir (none: a new temporary
+// one), so that a server killed and started again on the same dir has lost
+// nothing; it stops it at t's end.
+func startServerAOF(t testing.TB, port int, dir ...string) *server {
+	t.Helper()
+	d := t.TempDir()
+	if len(dir) > 0 {
+		d = dir[0]
+	}
+	srv, err := launch(port, d)
 	if srv == nil && err == nil {
 		t.Skip(noServer)
 	}
@@ -44,8 +65,10 @@ func startServer(t testing.TB, port int) *server {
 }
 
 // launch starts redis-server on port (0: a free one) and waits until it
-// answers; nil, nil when the binary is not on PATH.
-func launch(port int) (*server, error) {
+// answers; nil, nil when the binary is not on PATH. With aofDir, the
+// server keeps an append-only file there, synced at every write; without,
+// it keeps nothing on disk.
+func launch(port int, aofDir string) (*server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, nil
@@ -58,19 +81,34 @@ func launch(port int) (*server, error) {
 		port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
-	dir, err := os.MkdirTemp("", "redis-test")
-	if err != nil {
-		return nil, err
+	dir, temp := aofDir, aofDir == ""
+	if temp {
+		var err error
+		if dir, err = os.MkdirTemp("", "redis-test"); err != nil {
+			return nil, err
+		}
 	}
 	srv := &server{Port: port, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
-	srv.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", srv.dir, "--protected-mode", "no", "--loglevel", "warning")
-	srv.cmd.Stdout, srv.cmd.Stderr = os.Stderr, os.Stderr
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", srv.dir, "--protected-mode", "no", "--loglevel", "warning"}
+	if !temp {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	srv.cmd = exec.Command(bin, args...)
+	// Its log goes nowhere: a failure to start shows as no answer.
 	if err := srv.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		if temp {
+			os.RemoveAll(dir)
+		}
 		return nil, err
 	}
-	go func() { srv.cmd.Wait(); os.RemoveAll(dir); close(srv.done) }()
+	go func() {
+		srv.cmd.Wait()
+		if temp {
+			os.RemoveAll(dir)
+		}
+		close(srv.done)
+	}()
 	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -117,7 +155,7 @@ func realStore(t testing.TB) *Store {
 	t.Helper()
 	sharedOnce.Do(func() {
 		var err error
-		sharedSrv, err = launch(0)
+		sharedSrv, err = launch(0, "")
 		switch {
 		case err != nil:
 			sharedErr = err.Error()

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
 )
 
@@ -89,13 +91,20 @@ type Store struct {
 	// MaxRetries bounds the retries of a read-modify-write that lost a race
 	// with another process. 0: DefaultMaxRetries.
 	MaxRetries int
+	// MaxPending bounds the refusals kept in memory while Redis cannot be
+	// written (see [Ledger]). 0: DefaultMaxPending.
+	MaxPending int
 
 	once  sync.Once
 	token string // this Store's owner token for robots.txt fetch leases
 
-	mu     sync.Mutex
-	offset time.Duration // caller's clock minus Redis's
-	haveOf bool
+	owed     atomic.Bool // pending or releases hold something
+	flushing atomic.Bool
+	mu       sync.Mutex
+	offset   time.Duration // caller's clock minus Redis's
+	haveOf   bool
+	pending  map[string]backoff.State // refusals not yet written
+	releases map[[2]string]struct{}   // schedule leases (key, owner) whose release failed
 }
 
 // Errors of a Store. Every failure of a call is an [*Error] wrapping the
@@ -168,7 +177,24 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, 
 	}
 	s.init()
 	ctx, cancel := context.WithTimeout(ctx, or(s.Timeout, DefaultTimeout))
+	if s.owed.Load() && s.flushing.CompareAndSwap(false, true) {
+		s.settle(ctx)
+		s.flushing.Store(false)
+	}
 	return ctx, cancel, nil
+}
+
+// settle writes what this process owes Redis from calls that failed: the
+// refusals first, then the releases of leases, so a host is never freed
+// before its refusal is known to every worker.
+func (s *Store) settle(ctx context.Context) {
+	if err := (&Ledger{s}).flush(ctx); err != nil {
+		return
+	}
+	(&Schedule{s}).retryReleases(ctx)
+	s.mu.Lock()
+	s.owed.Store(len(s.pending) > 0 || len(s.releases) > 0)
+	s.mu.Unlock()
 }
 
 func (s *Store) fail(op, key string, err error) error {

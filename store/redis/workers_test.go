@@ -1,0 +1,351 @@
+package redis
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/robots"
+)
+
+// crawlRun is one crawl of a politetest web by worker processes sharing one
+// redis-server.
+type crawlRun struct {
+	t       *testing.T
+	web     *politetest.Web
+	info    *politetest.ScenarioInfo
+	srv     *server
+	cfg     workerConfig
+	mu      sync.Mutex
+	procs   []*exec.Cmd
+	waits   []chan error
+	done    map[string]int         // source → worker that finished it
+	claims  map[string][]time.Time // host → when each granted claim's Acquire began
+	outputs []string
+}
+
+const workerInterval = 100 * time.Millisecond
+
+func newCrawlRun(t *testing.T, hosts int, aof bool) *crawlRun {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip(noServer)
+	}
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{
+		Hosts: hosts, ArticlesPerHost: 3, RudeShare: 0.1, Seed: 18,
+		Latency: [2]time.Duration{time.Millisecond, 10 * time.Millisecond},
+	})
+	var srv *server
+	if aof {
+		srv = startServerAOF(t, 0)
+	} else {
+		srv = startServer(t, 0)
+	}
+	r := &crawlRun{t: t, web: web, info: info, srv: srv, done: map[string]int{}, claims: map[string][]time.Time{}}
+	r.cfg = workerConfig{
+		Redis: srv.Addr, Prefix: "crawl:", Web: web.Addr(),
+		CA:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})),
+		Sites:    info.Names(),
+		Interval: workerInterval, LeaseTTL: 2 * time.Second,
+	}
+	return r
+}
+
+// start starts worker id, with its clock moved by skew.
+func (r *crawlRun) start(id int, skew time.Duration) *exec.Cmd {
+	r.t.Helper()
+	cfg := r.cfg
+	cfg.ID, cfg.Skew, cfg.Verbose = id, skew, testing.Verbose()
+	b, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var src string
+			var n int64
+			if _, err := fmt.Sscanf(sc.Text(), "done %s %d", &src, &n); err == nil {
+				r.mu.Lock()
+				r.done[src] = id
+				r.mu.Unlock()
+			} else if _, err := fmt.Sscanf(sc.Text(), "claim %s %d", &src, &n); err == nil {
+				r.mu.Lock()
+				r.claims[src] = append(r.claims[src], time.Unix(0, n))
+				r.mu.Unlock()
+			}
+		}
+		ch <- cmd.Wait()
+	}()
+	r.t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-ch
+	})
+	r.mu.Lock()
+	r.procs = append(r.procs, cmd)
+	r.waits = append(r.waits, ch)
+	r.mu.Unlock()
+	return cmd
+}
+
+// wait waits for every worker started (a killed one included) to exit, at
+// most d.
+func (r *crawlRun) wait(d time.Duration) {
+	r.t.Helper()
+	deadline := time.After(d)
+	for i, ch := range r.waits {
+		select {
+		case err := <-ch:
+			ch <- err
+			if err != nil && !killed(err) {
+				r.t.Errorf("worker %d: %v", i, err)
+			}
+		case <-deadline:
+			r.t.Fatalf("workers still running after %v; finished %d of %d sources", d, r.finished(), len(r.cfg.Sites))
+		}
+	}
+}
+
+func killed(err error) bool {
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+func (r *crawlRun) dbsize() int64 {
+	c := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
+	defer c.Close()
+	n, _ := c.DBSize(context.Background()).Result()
+	return n
+}
+
+func (r *crawlRun) finished() int {
+	c := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
+	defer c.Close()
+	n, _ := c.SCard(context.Background(), r.cfg.Prefix+"test:done").Result()
+	return int(n)
+}
+
+// audit checks the crawl: zero violations with one request in flight per
+// host across every worker (a worker keeps its own connection to a host, so
+// as many connections as workers), and every article of a well-behaved site
+// requested exactly once (at most twice with a worker killed: an article it
+// was reading when it died is read again by another, an interval later at
+// least, which the audit checks).
+//
+// With unreached set, an article never requested is allowed on a host
+// whose robots.txt record in Redis says no response arrived (see
+// TestWorkers_P1_OneKilled), and counted.
+func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.Report {
+	r.t.Helper()
+	p, err := workerPolicy(workerInterval)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ap := politetest.Policy{
+		Interval: p.Interval, MaxInFlight: 1, MaxConnsPerHost: workers,
+		StrictRobots: p.Robots.Status != 0,
+		UserAgent:    regexp.MustCompile("^" + regexp.QuoteMeta(p.UserAgent()) + "$"),
+		RobotsAgent:  p.Name, Slack: politetest.Slack(p.Interval / 2), HTTPSOnly: true,
+		AllowedHeaders: []string{"User-Agent", "Accept", "Accept-Encoding", "If-None-Match", "If-Modified-Since"},
+	}
+	rep := r.web.Audit(ap)
+	if !rep.OK() {
+		r.t.Errorf("auditor: %v", rep)
+	}
+	if got := r.finished(); got != len(r.cfg.Sites) {
+		r.t.Errorf("%d of %d sources finished", got, len(r.cfg.Sites))
+	}
+	reads := map[string]int{}
+	kinds := map[string]int{}
+	for _, q := range r.web.Requests() {
+		reads[q.Host+q.Path]++
+		switch {
+		case q.Path == "/robots.txt":
+			kinds["robots.txt"]++
+		case strings.HasPrefix(q.Path, "/feed"):
+			kinds["feed"]++
+		default:
+			kinds["other"]++
+		}
+	}
+	bad, skipped := 0, map[string]bool{}
+	rc := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
+	defer rc.Close()
+	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
+	for _, s := range r.info.Sites {
+		if s.Rude {
+			continue
+		}
+		if len(unreached) > 0 && reads[s.Name+"/feed.xml"] == 0 {
+			rec, ok, err := rs.Get(context.Background(), s.Name)
+			if err == nil && ok && rec.Outcome == robots.DisallowAll && rec.Status == 0 {
+				skipped[s.Name] = true
+				continue
+			}
+		}
+		for _, a := range s.Articles {
+			if n := reads[s.Name+a.Path]; n < 1 || n > maxReads {
+				if bad++; bad <= 5 {
+					r.t.Errorf("%s%s requested %d times, want 1 to %d", s.Name, a.Path, n, maxReads)
+				}
+			}
+		}
+	}
+	if bad > 5 {
+		r.t.Errorf("and %d more articles", bad-5)
+	}
+	by := map[int]int{}
+	r.mu.Lock()
+	for _, w := range r.done {
+		by[w]++
+	}
+	r.mu.Unlock()
+	r.t.Logf("%d requests to %d hosts (%v), 0 violations; sources finished per worker: %v", rep.Requests, rep.Hosts, kinds, by)
+	if len(skipped) > 0 {
+		r.t.Logf("%d well-behaved hosts not read: robots.txt recorded as unreachable (the chain's own wait for the slot a dead worker held timed out)", len(skipped))
+	}
+	return rep
+}
+
+// TestWorkers_P1_ThreeProcessesOneBudget: three worker processes, each with
+// its own fetch client and crawler over one redis-server, crawl one web of
+// publishers (a tenth rude): the auditor finds no violation across all of
+// them, and every article is read once.
+func TestWorkers_P1_ThreeProcessesOneBudget(t *testing.T) {
+	r := newCrawlRun(t, workerHosts(), false)
+	for id := range 3 {
+		r.start(id, 0)
+	}
+	r.wait(50 * time.Second)
+	r.audit(3, 1)
+}
+
+// TestWorkers_P1_OneKilled: one of three workers is killed (SIGKILL) in
+// the middle of the crawl; its leases expire (nobody else releases them),
+// the other two finish its sources, and the auditor still finds no
+// violation. A host whose robots.txt the dead worker was fetching stays
+// blocked until that request's lease expires (the robots fetch's 30 s
+// bound and 2 s more); a request of another worker that times out waiting
+// for it makes the robots cache record the site as unreachable, which
+// disallows it until robots.txt is read again (fail closed): such hosts'
+// articles are allowed to stay unread, and counted.
+func TestWorkers_P1_OneKilled(t *testing.T) {
+	r := newCrawlRun(t, workerHosts(), false)
+	var victim *exec.Cmd
+	for id := range 3 {
+		if c := r.start(id, 0); id == 0 {
+			victim = c
+		}
+	}
+	r.waitRequests(len(r.cfg.Sites))
+	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(50 * time.Second)
+	r.audit(3, 2, true)
+}
+
+// TestWorkers_ClockSkew: one worker's clock runs an hour ahead of the
+// others' (and of Redis's): pacing, leases and cool-downs are on Redis's
+// clock, so nothing changes.
+func TestWorkers_ClockSkew(t *testing.T) {
+	r := newCrawlRun(t, workerHosts(), false)
+	r.start(0, time.Hour)
+	r.start(1, 0)
+	r.start(2, -time.Minute)
+	r.wait(50 * time.Second)
+	r.audit(3, 1)
+}
+
+// TestWorkers_RedisDown: redis-server is stopped in the middle of the crawl
+// and started again a second and a half later (from its append-only file):
+// no request reaches the web while it is down, and the crawl resumes and
+// finishes with no violation.
+func TestWorkers_RedisDown(t *testing.T) {
+	r := newCrawlRun(t, workerHosts(), true)
+	for id := range 3 {
+		r.start(id, 0)
+	}
+	r.waitRequests(len(r.cfg.Sites))
+	r.srv.Stop() // SIGKILL, and waits for the process's end: nothing is granted after this
+	down := time.Now()
+	<-time.After(1500 * time.Millisecond) // the outage, in real time: the workers run in real time
+	up := time.Now()
+	r.srv = startServerAOF(t, r.srv.Port, r.srv.dir)
+	r.wait(50 * time.Second)
+	// A request may reach the web after the stop only on a claim granted
+	// before it (and still being set up: a TLS handshake on a busy
+	// machine): per host, no more requests arrive during the outage than
+	// claims were granted before it and not used by a request arrived
+	// before it.
+	before, during := map[string]int{}, map[string]int{}
+	for _, q := range r.web.Requests() {
+		switch {
+		case q.Arrived.Before(down):
+			before[q.Host]++
+		case q.Arrived.Before(up):
+			during[q.Host]++
+		}
+	}
+	r.mu.Lock()
+	n := 0
+	for host, k := range during {
+		granted := 0
+		for _, at := range r.claims[host] {
+			if at.Before(down) {
+				granted++
+			}
+		}
+		if k > granted-before[host] {
+			t.Errorf("%s: %d requests arrived while Redis was down, with %d claims granted before and %d of them used", host, k, granted, before[host])
+		}
+		n += k
+	}
+	r.mu.Unlock()
+	t.Logf("Redis down for %v: %d requests arrived meanwhile, each on a claim granted before the stop", up.Sub(down), n)
+	r.audit(3, 2)
+}
+
+// waitRequests waits until the web has served n requests.
+func (r *crawlRun) waitRequests(n int) {
+	r.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); len(r.web.Requests()) < n; {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("only %d requests in 30 s", len(r.web.Requests()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func workerHosts() int {
+	if testing.Short() {
+		return 30
+	}
+	return 200
+}
+
