@@ -84,6 +84,7 @@ func main() {
 type result struct {
 	OK            bool           `json:"ok"`
 	WallSeconds   float64        `json:"wall_seconds"`
+	SpanSeconds   float64        `json:"span_seconds"`
 	IdealSeconds  float64        `json:"ideal_seconds"`
 	WallOverIdeal float64        `json:"wall_over_ideal"`
 	Requests      int            `json:"requests"`
@@ -171,7 +172,7 @@ func table(args []string) error {
 		return r, nil
 	}
 
-	fmt.Println("| web | crawler | politecheck exit | wall / ideal | articles fetched | violations by rule | CPU s | peak RSS |")
+	fmt.Println("| web | crawler | politecheck exit | wall / ideal (requests' span) | articles fetched | violations by rule | CPU s | peak RSS |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	list := strings.Split(*webs, ",")
 	for i, w := range list {
@@ -188,8 +189,8 @@ func table(args []string) error {
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", e.name, w, err)
 			}
-			fmt.Printf("| %s × %s | %s | %d | %.2f s / %.2f s = %.3f× | %d / %d | %s | %.2f | %.1f MiB |\n",
-				hosts, articles, e.name, r.exit, r.WallSeconds, r.IdealSeconds, r.WallOverIdeal,
+			fmt.Printf("| %s × %s | %s | %d | %.2f s / %.2f s = %.3f× (%.3f×) | %d / %d | %s | %.2f | %.1f MiB |\n",
+				hosts, articles, e.name, r.exit, r.WallSeconds, r.IdealSeconds, r.WallOverIdeal, r.SpanSeconds/r.IdealSeconds,
 				r.Pages.Fetched, r.Pages.Expected, rules(r), r.Crawler.CPUSeconds, float64(r.Crawler.PeakRSSBytes)/(1<<20))
 		}
 	}
