@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -415,5 +416,56 @@ func TestStrictNews_S4_FiveInARowThenDailyRecheck(t *testing.T) {
 	}
 	if e := explain(); !e.Allowed || e.Ledger.Strikes != 0 {
 		t.Errorf("after the re-check's success: %+v, want the site's articles resumed", e.Ledger)
+	}
+}
+
+// P1, S2: politeness holds across processes: two crawlers, each with its
+// own client opened on the one store (as two processes of the CLI would),
+// crawl two sources of the same site at once (the same articles, announced
+// by its RSS and its Atom feed); the store's shared schedule keeps every
+// request to the site a second apart and one at a time (the auditor).
+func TestStrictNews_P1_TwoProcessesOneBudget(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, "strict-news", 1, 3, func(s *suite) {
+		s.cfg.Sources = s.cfg.Sources[:1]
+		s.conns = 2 // each process keeps its own connection
+	})
+	ctx := context.Background()
+	client2, db2, err := openClient(ctx, s.cfg, s.dbPath, &s.nf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db2.Close() })
+	t.Cleanup(func() { client2.Close() })
+	atom := s.cfg.Sources[0]
+	atom.ID, atom.Trigger.Feeds = "news-1-atom", []string{"https://news-1.example/atom.xml"}
+	state2, deposits2 := crawlStores(db2)
+	other := &crawl.Crawler{Client: client2, Sources: []crawl.Source{atom}, State: state2, Deposits: deposits2, Clock: s.clk, Owner: "process-2"}
+	var wg sync.WaitGroup
+	var errOther error
+	var otherReps []*crawl.PassReport
+	wg.Go(func() { otherReps, errOther = other.RunOnce(ctx) })
+	s.runOnce()
+	wg.Wait()
+	if errOther != nil {
+		t.Fatal(errOther)
+	}
+	if n := len(s.deposits("news-1")); n != 3 || otherReps[0].Queued != 3 {
+		t.Errorf("%d deposits of the first process, want 3; the other's pass %+v", n, otherReps[0])
+	}
+	reqs := s.requests("news-1.example", "")
+	asked := 0
+	for _, a := range s.info.Sites[0].Articles {
+		asked += len(s.requests("news-1.example", a.Path))
+	}
+	if asked != 6 {
+		t.Errorf("%d article requests, want each article asked by each process", asked)
+	}
+	conns := map[int]bool{}
+	for _, q := range reqs {
+		conns[q.Conn] = true
+	}
+	if len(conns) != 2 {
+		t.Errorf("%d connections, want one per process", len(conns))
 	}
 }

@@ -65,8 +65,15 @@ type suite struct {
 	// allowHeaders adds request headers the auditor allows (a source's
 	// credential header), set by newSuite's edit.
 	allowHeaders []string
-	client       *fetch.Client
-	c            *crawl.Crawler
+	// conns, when positive, is the most connections per host the auditor
+	// allows (several processes each keep their own).
+	conns int
+	// nf and dbPath are the CLI's network flags and store file, for a
+	// second process on the same store.
+	nf     netFlags
+	dbPath string
+	client *fetch.Client
+	c      *crawl.Crawler
 }
 
 // newSuite loads the ready config of preset, lets edit change its sources
@@ -91,13 +98,14 @@ func newSuite(t *testing.T, preset string, hosts, articles int, edit func(s *sui
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nf := netFlags{connectTo: web.Addr(), caFile: ca, admit: prefixList{netip.MustParsePrefix("127.0.0.0/8")}}
+	s.nf = netFlags{connectTo: web.Addr(), caFile: ca, admit: prefixList{netip.MustParsePrefix("127.0.0.0/8")}}
+	s.dbPath = filepath.Join(t.TempDir(), preset+".db")
 	ctx := context.Background()
 	var opts []fetch.Option
 	if s.chainClock {
 		opts = append(opts, fetch.WithClock(s.clk))
 	}
-	client, db, err := openClient(ctx, cfg, filepath.Join(t.TempDir(), preset+".db"), &nf, opts...)
+	client, db, err := openClient(ctx, cfg, s.dbPath, &s.nf, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +165,9 @@ func (s *suite) audit() {
 	ap := auditPolicy(s.preset)
 	if ap.AllowedHeaders != nil {
 		ap.AllowedHeaders = append(ap.AllowedHeaders, s.allowHeaders...)
+	}
+	if s.conns > 0 {
+		ap.MaxConnsPerHost = s.conns
 	}
 	if rep := s.web.Audit(ap); !rep.OK() {
 		s.t.Errorf("auditor (%d requests):\n%s", len(s.web.Requests()), rep)
