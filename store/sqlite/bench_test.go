@@ -32,8 +32,9 @@ func benchDeposit(n int64) *crawl.Deposit {
 }
 
 // BenchmarkDeposits puts distinct 10 KB deposits with their proofs, each
-// committed with synchronous=FULL (durable when Put returns), one writer
-// at a time and from parallel goroutines; the anchor is
+// committed with synchronous=FULL (durable when Put returns), one at a
+// time and from 32 goroutines per CPU (which the group commit batches); the
+// anchor is
 // crawl.MemoryDeposits in the same run.
 func BenchmarkDeposits(b *testing.B) {
 	for _, c := range []struct {
@@ -58,6 +59,7 @@ func BenchmarkDeposits(b *testing.B) {
 				}
 				b.SetBytes(10 << 10)
 				if par {
+					b.SetParallelism(32) // as many deposits at once as a crawl of many hosts makes
 					b.RunParallel(func(pb *testing.PB) {
 						for pb.Next() {
 							put()

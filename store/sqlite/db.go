@@ -84,8 +84,11 @@ type DB struct {
 
 	closed atomic.Bool
 	stop   chan struct{}
-	done   chan struct{}
+	done   chan struct{} // the sweep loop has ended
 	once   sync.Once
+
+	depQ    chan *depReq  // deposits waiting for the group committer
+	depDone chan struct{} // the group committer has ended
 }
 
 // Open opens the database at path, creating it if needed, and migrates its
@@ -125,7 +128,8 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, &Error{Op: "open", Key: path, Err: errors.New("a file path is needed")}
 	}
-	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{})}
+	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{}),
+		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{})}
 	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
 	// synchronous is per connection and set on every new one: NORMAL for the
 	// state; a deposit switches its connection to FULL for its own commit.
@@ -155,6 +159,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.r.Close()
 		return nil, err
 	}
+	go db.commitDeposits()
 	if opt.SweepEvery > 0 {
 		go db.sweepLoop()
 	} else {
@@ -166,8 +171,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 // Path returns the file's path as given to Open.
 func (db *DB) Path() string { return db.path }
 
-// Close stops the background sweep, waits for it, and closes the
-// connections. Operations after Close fail with [ErrClosed]. Close is
+// Close stops the background sweep and the deposits' group committer,
+// waits for them (deposits not yet committed fail with ErrClosed), and
+// closes the connections. Operations after Close fail with [ErrClosed]. Close is
 // idempotent.
 func (db *DB) Close() error {
 	var err error
@@ -175,6 +181,7 @@ func (db *DB) Close() error {
 		db.closed.Store(true)
 		close(db.stop)
 		<-db.done
+		<-db.depDone
 		db.stmts.close()
 		err = errors.Join(db.r.Close(), db.w.Close())
 		if err != nil {

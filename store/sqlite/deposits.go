@@ -20,9 +20,11 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // and envelope tables: the envelope bytes as a BLOB, stored once per digest
 // however many sources deposit it, the proof of fetch and the extracted
 // article as JSON, an excerpt deposit's story as JSON, the source and the
-// read instant. A Put is one IMMEDIATE transaction committed with
-// synchronous=FULL: when it returns nil the deposit is on disk and
-// survives a crash of the process or of the machine. List checks each
+// read instant. Puts are committed with synchronous=FULL: when Put returns
+// nil the deposit is on disk and survives a crash of the process or of the
+// machine. Concurrent Puts are committed together (a group commit: one
+// transaction and one sync for up to 64 of them), and each returns once
+// the transaction that holds it has committed. List checks each
 // envelope against its digest and reports a damaged one as [ErrCorrupt].
 // Deposits are never swept; [Deposits.Withdraw] removes a source's, and
 // the envelopes no other deposit shares. It is safe for concurrent use.
@@ -44,6 +46,9 @@ func jsonOrNull(v any, isNil bool) (sql.NullString, error) {
 // Put implements [crawl.Deposits].
 func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 	op, key := "deposit put", d.Source+" "+d.Digest
+	if err := s.db.check(op, key); err != nil {
+		return false, err
+	}
 	if d.Digest == "" {
 		return false, &Error{Op: op, Key: d.Source + " " + d.Key, Err: crawl.ErrNoDigest}
 	}
@@ -66,37 +71,142 @@ func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 	if err != nil {
 		return false, &Error{Op: op, Key: key, Err: err}
 	}
-	var added bool
-	err = s.db.write(ctx, op, key, true, func(tx *sql.Tx) error {
-		var one int
-		switch err := tx.StmtContext(ctx, s.db.stmts.depExists).QueryRowContext(ctx, d.Source, d.Digest).Scan(&one); {
-		case err == nil:
-			return nil // already deposited: nothing written, nothing to sync
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
+	req := &depReq{d: d, envDigest: envDigest, proof: proof, article: article, excerpt: excerpt, done: make(chan struct{})}
+	select {
+	case s.db.depQ <- req:
+	case <-s.db.stop:
+		return false, &Error{Op: op, Key: key, Kind: ErrClosed, Err: errClosedDB}
+	case <-ctx.Done():
+		return false, wrap(op, key, ctx.Err())
+	}
+	select {
+	case <-req.done:
+		return req.added, req.err
+	case <-ctx.Done(): // it may still be committed: a later Put of it adds nothing
+		return false, wrap(op, key, ctx.Err())
+	case <-s.db.depDone:
+		select {
+		case <-req.done:
+			return req.added, req.err
+		default:
+			return false, &Error{Op: op, Key: key, Kind: ErrClosed, Err: errClosedDB}
 		}
-		var envID sql.NullInt64
-		if d.Envelope != nil {
-			if _, err := tx.StmtContext(ctx, s.db.stmts.envPut).ExecContext(ctx, envDigest, len(d.Envelope), d.Envelope); err != nil {
-				return err
+	}
+}
+
+// maxDepositBatch bounds the deposits one group commit holds.
+const maxDepositBatch = 64
+
+// depReq is one Put waiting for the group committer.
+type depReq struct {
+	d                       *crawl.Deposit
+	envDigest               string
+	proof, article, excerpt sql.NullString
+	added                   bool
+	err                     error
+	done                    chan struct{}
+}
+
+// commitDeposits is the group committer: it takes the Puts waiting (up to
+// maxDepositBatch) and commits them in one transaction with one sync, then
+// answers each. If the batch fails, each of its Puts is retried alone, so
+// one bad deposit fails only its own Put. It ends at Close, failing the
+// Puts still queued.
+func (db *DB) commitDeposits() {
+	defer close(db.depDone)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	batch := make([]*depReq, 0, maxDepositBatch)
+	for {
+		select {
+		case <-db.stop:
+			for {
+				select {
+				case r := <-db.depQ:
+					r.err = &Error{Op: "deposit put", Key: r.d.Source + " " + r.d.Digest, Kind: ErrClosed, Err: errClosedDB}
+					close(r.done)
+				default:
+					return
+				}
 			}
-			if err := tx.StmtContext(ctx, s.db.stmts.envID).QueryRowContext(ctx, envDigest).Scan(&envID); err != nil {
-				return err
+		case r := <-db.depQ:
+			batch = append(batch[:0], r)
+		}
+	fill:
+		for len(batch) < maxDepositBatch {
+			select {
+			case r := <-db.depQ:
+				batch = append(batch, r)
+			default:
+				break fill
 			}
 		}
-		res, err := tx.StmtContext(ctx, s.db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
-			d.MediaType, envID, proof, article, excerpt, toNS(s.db.clk.Now()))
-		if err != nil {
-			return err
+		err := db.write(ctx, "deposit put", batchKey(batch), true, func(tx *sql.Tx) error {
+			for _, r := range batch {
+				var err error
+				if r.added, err = db.putDeposit(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil && len(batch) > 1 {
+			for _, r := range batch {
+				r.err = db.write(ctx, "deposit put", r.d.Source+" "+r.d.Digest, true, func(tx *sql.Tx) error {
+					var err error
+					r.added, err = db.putDeposit(ctx, tx, r)
+					return err
+				})
+				if r.err != nil {
+					r.added = false
+				}
+			}
+		} else {
+			for _, r := range batch {
+				if r.err = err; err != nil {
+					r.added = false
+				}
+			}
 		}
-		n, err := res.RowsAffected()
-		added = n == 1
-		return err
-	})
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+func batchKey(batch []*depReq) string {
+	if len(batch) == 1 {
+		return batch[0].d.Source + " " + batch[0].d.Digest
+	}
+	return fmt.Sprintf("%d deposits", len(batch))
+}
+
+// putDeposit writes one deposit in tx and reports whether it was new.
+func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, error) {
+	d := r.d
+	var one int
+	switch err := tx.StmtContext(ctx, db.stmts.depExists).QueryRowContext(ctx, d.Source, d.Digest).Scan(&one); {
+	case err == nil:
+		return false, nil // already deposited
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, err
+	}
+	var envID sql.NullInt64
+	if d.Envelope != nil {
+		if _, err := tx.StmtContext(ctx, db.stmts.envPut).ExecContext(ctx, r.envDigest, len(d.Envelope), d.Envelope); err != nil {
+			return false, err
+		}
+		if err := tx.StmtContext(ctx, db.stmts.envID).QueryRowContext(ctx, r.envDigest).Scan(&envID); err != nil {
+			return false, err
+		}
+	}
+	res, err := tx.StmtContext(ctx, db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
+		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()))
 	if err != nil {
 		return false, err
 	}
-	return added, nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // List implements [crawl.Deposits]. Each deposit is decoded afresh; an

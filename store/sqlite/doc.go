@@ -46,7 +46,9 @@
 //   - A deposit, and a withdrawal, is committed with synchronous=FULL: the
 //     WAL is synced before Put returns, so a deposit reported stored
 //     survives the machine's crash as well as the process's. Concurrent
-//     Puts queue for the one writer; each pays its own sync.
+//     Puts share a transaction and its sync (a group commit of up to 64),
+//     so a crawl depositing from many hosts at once is not bound by one
+//     sync per deposit.
 //
 // # Expiry
 //
