@@ -25,9 +25,10 @@ type env struct {
 	addr    string // where the crawler connects: the HTTPS server or the relay
 	dir     string
 	keepDir bool
-	seeds   string // the seed list's path
-	ca      string // the CA file's path
-	relay   *relay // nil over HTTPS
+	seeds   string        // the seed list's path
+	ca      string        // the CA file's path
+	relay   *relay        // nil over HTTPS
+	proxy   *connectProxy // nil without -proxy
 }
 
 func startEnv(cfg *config) (_ *env, err error) {
@@ -58,6 +59,12 @@ func startEnv(cfg *config) (_ *env, err error) {
 		e.addr = e.relay.ln.Addr().String()
 	}
 
+	if cfg.proxy {
+		if e.proxy, err = startProxy(e.web); err != nil {
+			return nil, fmt.Errorf("starting the proxy: %w", err)
+		}
+	}
+
 	e.ca = filepath.Join(e.dir, "ca.pem")
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.web.CACert().Raw})
 	if err = os.WriteFile(e.ca, caPEM, 0o644); err != nil {
@@ -76,12 +83,24 @@ func startEnv(cfg *config) (_ *env, err error) {
 
 // vars are the crawler's environment additions, in a fixed order.
 func (e *env) vars() [][2]string {
-	return [][2]string{
+	v := [][2]string{
 		{"POLITECHECK_ADDR", e.addr},
 		{"POLITECHECK_SEEDS", e.seeds},
 		{"POLITECHECK_CA", e.ca},
 		{"SSL_CERT_FILE", e.ca},
 	}
+	if p := e.proxyURL(); p != "" {
+		v = append(v, [2]string{"POLITECHECK_PROXY", p}, [2]string{"HTTPS_PROXY", p}, [2]string{"https_proxy", p})
+	}
+	return v
+}
+
+// proxyURL is the CONNECT proxy's URL, or "" without -proxy.
+func (e *env) proxyURL() string {
+	if e.proxy == nil {
+		return ""
+	}
+	return "http://" + e.proxy.ln.Addr().String()
 }
 
 // shellVars prints the variables as POSIX shell assignments.
@@ -93,12 +112,16 @@ func (e *env) shellVars() string {
 	return b.String()
 }
 
-// expand replaces the placeholders {addr}, {seeds} and {ca} in arg.
+// expand replaces the placeholders {addr}, {seeds}, {ca} and {proxy} in
+// arg.
 func (e *env) expand(arg string) string {
-	return strings.NewReplacer("{addr}", e.addr, "{seeds}", e.seeds, "{ca}", e.ca).Replace(arg)
+	return strings.NewReplacer("{addr}", e.addr, "{seeds}", e.seeds, "{ca}", e.ca, "{proxy}", e.proxyURL()).Replace(arg)
 }
 
 func (e *env) close() {
+	if e.proxy != nil {
+		e.proxy.close()
+	}
 	if e.relay != nil {
 		e.relay.close()
 	}

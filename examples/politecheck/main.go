@@ -18,6 +18,13 @@
 //	POLITECHECK_CA    {ca}     the CA certificate (PEM) every site's certificate chains to
 //	SSL_CERT_FILE              the same CA file, for crawlers that read their trust store from it
 //
+// With -proxy, politecheck also serves an HTTP CONNECT proxy that tunnels
+// each connection to the web (one upstream connection per tunnel), and
+// names it in HTTPS_PROXY and https_proxy (and POLITECHECK_PROXY, {proxy}),
+// for crawlers that honour a proxy but cannot be told where to connect.
+// Request starts are then when the tunnel passed the bytes on, so -slack
+// must absorb the proxy's scheduling as well.
+//
 // politecheck waits for the crawler to exit (or for -timeout, when it is
 // asked to stop with an interrupt and killed ten seconds later), audits
 // every request the web received against the stated policy (one request
@@ -97,6 +104,7 @@ type config struct {
 	dir        string
 	examples   int
 	requests   string
+	proxy      bool
 	command    []string
 	latencyArg string
 }
@@ -132,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.quiet, "q", false, "discard the crawler's output (by default it goes to politecheck's standard error)")
 	fs.StringVar(&cfg.dir, "dir", "", "write the seed list and CA file here and keep them (default: a temporary directory, removed at exit)")
 	fs.IntVar(&cfg.examples, "examples", 3, "violations shown per rule")
+	fs.BoolVar(&cfg.proxy, "proxy", false, "also serve an HTTP CONNECT proxy in front of the web and name it in HTTPS_PROXY, for crawlers that cannot be told where to connect")
 	fs.StringVar(&cfg.requests, "requests", "", "also write every request the web received to this file, as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -152,6 +161,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-interval and -slack must not be negative, -timeout must be positive")
 	case cfg.policy.MaxConnsPerHost < 1 || cfg.policy.MaxInFlight < 1:
 		return nil, errors.New("-max-conns and -max-in-flight must be at least 1")
+	case cfg.proxy && cfg.scheme == "http":
+		return nil, errors.New("-proxy tunnels HTTPS only: not with -scheme http")
 	case cfg.serve && len(cfg.command) > 0:
 		return nil, errors.New("-serve takes no crawler command")
 	case !cfg.serve && len(cfg.command) == 0:

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/politefetch/politefetch/politetest"
 )
 
 // The test binary doubles as the crawlers politecheck judges: run with
@@ -44,7 +46,14 @@ func TestMain(m *testing.M) {
 // system pool reads it on Linux; POLITECHECK_CA is read explicitly so the
 // test does not depend on that).
 func webClient() (*http.Client, error) {
-	return webClientFor(os.Getenv("POLITECHECK_ADDR"), os.Getenv("POLITECHECK_CA"))
+	c, err := webClientFor(os.Getenv("POLITECHECK_ADDR"), os.Getenv("POLITECHECK_CA"))
+	if err == nil && os.Getenv("POLITECHECK_TEST_VIA_PROXY") != "" {
+		// Through HTTPS_PROXY, as a crawler that cannot be told where to
+		// connect would go.
+		tr := c.Transport.(*http.Transport)
+		tr.DialContext, tr.Proxy = nil, http.ProxyFromEnvironment
+	}
+	return c, err
 }
 
 func webClientFor(addr, caFile string) (*http.Client, error) {
@@ -303,19 +312,26 @@ func TestCertifiesOtherCrawler(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		scheme, interval string
+		proxy            bool
 		code             int
 	}{
-		{"https", "100ms", exitOK},
-		{"http", "100ms", exitOK},
-		{"https", "1s", exitViolation},
+		{"https", "100ms", false, exitOK},
+		{"http", "100ms", false, exitOK},
+		{"https", "100ms", true, exitOK},
+		{"https", "1s", false, exitViolation},
 	} {
-		t.Run(tc.scheme+"-"+tc.interval, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-%s-proxy=%v", tc.scheme, tc.interval, tc.proxy), func(t *testing.T) {
 			t.Parallel()
 			args := []string{"-scheme", tc.scheme, "-interval", tc.interval, "-hosts", "3", "-articles", "2", "-latency", "0-10ms"}
-			if tc.scheme == "http" {
-				args = append(args, "-slack", "20ms") // the relay's scheduling
+			if tc.scheme == "http" || tc.proxy {
+				args = append(args, "-slack", "20ms") // the relay's or the proxy's scheduling
 			}
-			r := check(t, append(append(args, "--"), self(t, "polite")...)...)
+			cmd := self(t, "polite")
+			if tc.proxy {
+				args = append(args, "-proxy")
+				cmd = append([]string{cmd[0], "POLITECHECK_TEST_VIA_PROXY=1"}, cmd[1:]...)
+			}
+			r := check(t, append(append(args, "--"), cmd...)...)
 			if r.err != nil || r.code != tc.code {
 				t.Fatalf("exit %d, %v; want %d\n%s", r.code, r.err, tc.code, r.stdout)
 			}
@@ -428,6 +444,36 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// The proxy tunnels CONNECT to a site, answers 404 for a name that is not
+// one, and 405 for anything but CONNECT.
+func TestProxyAnswers(t *testing.T) {
+	t.Parallel()
+	e, err := startEnv(&config{sc: politeScenario(1), scheme: "https", proxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	for _, tc := range []struct{ req, want string }{
+		{"CONNECT news-1.example:443 HTTP/1.1\r\nHost: news-1.example:443\r\n\r\n", "HTTP/1.1 200 "},
+		{"CONNECT elsewhere.example:443 HTTP/1.1\r\nHost: elsewhere.example:443\r\n\r\n", "HTTP/1.1 404 "},
+		{"GET http://news-1.example/ HTTP/1.1\r\nHost: news-1.example\r\n\r\n", "HTTP/1.1 405 "},
+	} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(e.proxyURL(), "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, tc.req)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.HasPrefix(line, tc.want) {
+			t.Errorf("%q: answered %q, %v; want %q", tc.req, line, err, tc.want)
+		}
+	}
+}
+
+func politeScenario(hosts int) politetest.Scenario { return politetest.Scenario{Hosts: hosts, Seed: 1} }
+
 func TestFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -443,6 +489,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-scheme", "ftp", "--", "x"}, "-scheme"},
 		{[]string{"-max-conns", "0", "--", "x"}, "-max-conns"},
 		{[]string{"-user-agent", "(", "--", "x"}, "-user-agent"},
+		{[]string{"-proxy", "-scheme", "http", "--", "x"}, "-proxy"},
 	} {
 		code, err := run(context.Background(), tc.args, io.Discard, io.Discard)
 		if code != exitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {

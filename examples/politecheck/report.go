@@ -104,7 +104,7 @@ func buildReport(cfg *config, e *env, cr *crawlerRun) *report {
 		Policy: policyJSON{
 			IntervalSeconds: p.Interval.Seconds(), SlackMS: ms(p.Slack), MaxConnsPerHost: p.MaxConnsPerHost,
 			MaxInFlight: p.MaxInFlight, StrictRobots: p.StrictRobots, HTTPSOnly: p.HTTPSOnly, UserAgent: cfg.userAgent,
-			KernelStamps: politetest.ExactStarts() && cfg.scheme == "https",
+			KernelStamps: politetest.ExactStarts() && cfg.scheme == "https" && !cfg.proxy,
 		},
 		Requests:   audit.Requests,
 		Hosts:      audit.Hosts,
