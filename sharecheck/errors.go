@@ -44,6 +44,25 @@ func (r Reason) String() string {
 	return "reason(" + strconv.Itoa(int(r)) + ")"
 }
 
+// MarshalText returns the reason in words, as String does.
+func (r Reason) MarshalText() ([]byte, error) {
+	if r == 0 || int(r) >= len(reasonNames) {
+		return nil, fmt.Errorf("sharecheck: no such reason %d", int(r))
+	}
+	return []byte(reasonNames[r]), nil
+}
+
+// UnmarshalText reads a reason's words, as MarshalText writes them.
+func (r *Reason) UnmarshalText(b []byte) error {
+	for i, n := range reasonNames {
+		if i > 0 && n == string(b) {
+			*r = Reason(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("sharecheck: unknown reason %q", b)
+}
+
 // Sentinels matching each [Reason] with errors.Is: errors.Is(res.Err,
 // sharecheck.ErrNotImage) holds for every *UnusableError whose Reason is
 // NotImage.

@@ -37,7 +37,9 @@ type Image struct {
 	Credit string
 }
 
-// Result is the answer for one image.
+// Result is the answer for one image. It is plain data, to be kept with the
+// story: its JSON form names the reason in words ("not an image") and
+// leaves out Err, whose Reason field it keeps.
 type Result struct {
 	// URL is the image URL checked, absolute.
 	URL string
@@ -53,12 +55,22 @@ type Result struct {
 	Bytes int64
 	// Credit is the Image's Credit.
 	Credit string
-	// Err is nil when the image is usable, else an *UnusableError saying why.
-	Err error
+	// Reason is why the image is not used; zero when it is usable.
+	Reason Reason `json:",omitzero"`
+	// Err is nil when the image is usable, else an *UnusableError saying
+	// why, with the cause.
+	Err error `json:"-"`
 }
 
-// Usable reports whether the story may use the image: Err is nil.
-func (r *Result) Usable() bool { return r.Err == nil }
+// Usable reports whether the story may use the image: no Reason and no Err.
+func (r *Result) Usable() bool { return r.Err == nil && r.Reason == 0 }
+
+// unusable returns r not usable for reason, with err's cause.
+func (r Result) unusable(reason Reason, status int, cause error) Result {
+	r.Reason = reason
+	r.Err = &UnusableError{URL: r.URL, Reason: reason, Status: status, Err: cause}
+	return r
+}
 
 // Checker checks share images through one fetch.Client, each image URL
 // once. Set Client; the zero value of every other field works. A Checker is
@@ -100,11 +112,11 @@ var ErrNoClient = errors.New("sharecheck: Checker has no Client")
 func (c *Checker) Check(ctx context.Context, img Image) Result {
 	u, err := resolve(img)
 	if err != nil {
-		return Result{URL: img.URL, Credit: img.Credit, Err: &UnusableError{URL: img.URL, Reason: InvalidURL, Err: err}}
+		return Result{URL: img.URL, Credit: img.Credit}.unusable(InvalidURL, 0, err)
 	}
 	key := u.String()
 	if c.Client == nil {
-		return Result{URL: key, Credit: img.Credit, Err: &UnusableError{URL: key, Reason: InvalidURL, Err: ErrNoClient}}
+		return Result{URL: key, Credit: img.Credit}.unusable(InvalidURL, 0, ErrNoClient)
 	}
 	for {
 		e, leader := c.enter(key)
@@ -118,7 +130,7 @@ func (c *Checker) Check(ctx context.Context, img Image) Result {
 				res.Credit = img.Credit
 				return res
 			case <-ctx.Done():
-				return Result{URL: key, Credit: img.Credit, Err: &UnusableError{URL: key, Reason: Unreachable, Err: ctx.Err()}}
+				return Result{URL: key, Credit: img.Credit}.unusable(Unreachable, 0, ctx.Err())
 			}
 		}
 		res := c.read(ctx, key, img.Page)
@@ -201,25 +213,22 @@ func (c *Checker) read(ctx context.Context, key, page string) Result {
 		out.FinalURL, out.Bytes = res.FinalURL, res.Wire
 	}
 	if err != nil {
-		out.Err = &UnusableError{URL: key, Reason: reasonOf(err), Err: err}
-		return out
+		return out.unusable(reasonOf(err), 0, err)
 	}
 	switch {
 	case res.Status != http.StatusOK:
-		out.Err = &UnusableError{URL: key, Reason: Status, Status: res.Status, Err: res.Depositable()}
-		return out
+		return out.unusable(Status, res.Status, res.Depositable())
 	case len(res.Hops) > MaxRedirects+1:
-		out.Err = &UnusableError{URL: key, Reason: Redirects, Err: fetch.ErrTooManyRedirects}
-		return out
+		return out.unusable(Redirects, 0, fetch.ErrTooManyRedirects)
 	}
 	cfg, err := sniff.Image(res.Body)
 	out.MediaType = cfg.Format.MediaType()
 	out.Width, out.Height = cfg.Width, cfg.Height
 	switch {
 	case errors.Is(err, sniff.ErrNotImage):
-		out.Err = &UnusableError{URL: key, Reason: NotImage, Err: err}
+		return out.unusable(NotImage, 0, err)
 	case err != nil:
-		out.Err = &UnusableError{URL: key, Reason: Corrupt, Err: err}
+		return out.unusable(Corrupt, 0, err)
 	}
 	return out
 }

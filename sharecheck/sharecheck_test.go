@@ -2,11 +2,13 @@ package sharecheck_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,5 +356,43 @@ func TestReason_Strings(t *testing.T) {
 	e := &sharecheck.UnusableError{URL: "https://a.example/x.jpg", Reason: sharecheck.Status, Status: 404, Err: fetch.ErrNotOK}
 	if got, want := e.Error(), "sharecheck: image https://a.example/x.jpg not used: not a 200 (404): fetch: final status is not 200"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// A Result is kept with its story as JSON: the reason in words, no Err, and
+// an unusable image stays unusable once read back.
+func TestResult_JSONKeepsTheReason(t *testing.T) {
+	t.Parallel()
+	b := newBed(t, 0, 0)
+	for _, tc := range []struct {
+		path   string
+		reason sharecheck.Reason
+		words  string
+	}{
+		{"/images/1.jpg", 0, ""},
+		{"/images/fake-2.jpg", sharecheck.NotImage, `"Reason":"not an image"`},
+	} {
+		res := b.chk.Check(context.Background(), sharecheck.Image{URL: b.site.URL(tc.path), Page: page, Credit: "Photo: A. Lens"})
+		if res.Reason != tc.reason {
+			t.Fatalf("%s: reason %v, want %v", tc.path, res.Reason, tc.reason)
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.words != "" && !strings.Contains(string(data), tc.words) || tc.words == "" && strings.Contains(string(data), "Reason") {
+			t.Errorf("%s: %s", tc.path, data)
+		}
+		var back sharecheck.Result
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Usable() != res.Usable() || back.Reason != res.Reason || back.Width != res.Width || back.FinalURL != res.FinalURL || back.Credit != res.Credit {
+			t.Errorf("%s: read back %+v from %+v", tc.path, back, res)
+		}
+	}
+	var r sharecheck.Reason
+	if err := r.UnmarshalText([]byte("no such")); err == nil {
+		t.Error("an unknown reason was read")
 	}
 }
