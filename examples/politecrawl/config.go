@@ -225,12 +225,13 @@ func (c *Config) check() error {
 		}
 		var ie *fetch.IdentityError
 		if errors.As(err, &ie) {
-			for _, f := range append(ie.Missing, ie.Invalid...) {
-				key := map[string]string{"Name": "name", "Version": "version", "InfoURL": "info_url", "Contact": "contact"}[f]
-				if slices.Contains(ie.Missing, f) {
-					return c.errAt("crawler."+key, "required by the %s policy", c.Policy.Preset)
-				}
-				return c.errAt("crawler."+key, "cannot go in a User-Agent (no spaces, '/', '(' or ')')")
+			// The first field at fault: a missing one, else an invalid one.
+			keys := map[string]string{"Name": "name", "Version": "version", "InfoURL": "info_url", "Contact": "contact"}
+			if len(ie.Missing) > 0 {
+				return c.errAt("crawler."+keys[ie.Missing[0]], "required by the %s policy", c.Policy.Preset)
+			}
+			if len(ie.Invalid) > 0 {
+				return c.errAt("crawler."+keys[ie.Invalid[0]], "cannot go in a User-Agent (no spaces, '/', '(' or ')')")
 			}
 		}
 		return c.errAt("policy", "%v", err)

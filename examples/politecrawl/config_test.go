@@ -179,3 +179,17 @@ func TestConfig_ReferenceCoversEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// The identity the preset requires, and one a User-Agent cannot carry, are
+// named at their key (D3: the digest engine's contact address).
+func TestConfig_D3_IdentityErrors(t *testing.T) {
+	t.Parallel()
+	noContact := strings.Replace(strings.Replace(minimalConfig, "  contact: bot@bot.example\n", "", 1), "preset: strict-news", "preset: digest", 1)
+	if _, err := ParseConfig("c.yaml", []byte(noContact)); err == nil || !strings.Contains(err.Error(), "crawler.contact: required by the digest policy") {
+		t.Errorf("digest without contact: %v", err)
+	}
+	spaced := strings.Replace(minimalConfig, "name: TestBot", "name: Test Bot", 1)
+	if _, err := ParseConfig("c.yaml", []byte(spaced)); err == nil || !strings.Contains(err.Error(), "c.yaml:2: crawler.name: cannot go in a User-Agent") {
+		t.Errorf("a name with a space: %v", err)
+	}
+}

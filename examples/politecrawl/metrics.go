@@ -315,9 +315,8 @@ func (o *observer) snapshot() snapshot {
 // logHandler turns the fetch client's records into observations, passing
 // every record on to next (nil: none).
 type logHandler struct {
-	o     *observer
-	next  slog.Handler
-	attrs []slog.Attr
+	o    *observer
+	next slog.Handler
 }
 
 func (h *logHandler) Enabled(ctx context.Context, l slog.Level) bool {
