@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -58,6 +59,9 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	from, err := parseSince(*since, time.Now())
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	if latest := time.Unix(0, math.MaxInt64); from.After(latest) {
+		from = latest // the store keeps instants as Unix nanoseconds: nothing is later
 	}
 	ctx := context.Background()
 	cfg, db, deps, err := sf.open(ctx, "export")

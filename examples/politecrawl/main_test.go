@@ -43,7 +43,7 @@ func TestDemoFlags(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
-		{[]string{"serve"}, `unknown command "serve"`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"demo", "-client", "magic"}, "-client must be chain or plain"},
 		{[]string{"demo", "extra"}, "unexpected arguments"},
 	} {
