@@ -42,8 +42,15 @@ func startEnv(cfg *config) (_ *env, err error) {
 		if e.dir, err = os.MkdirTemp("", "politecheck-"); err != nil {
 			return nil, err
 		}
-	} else if err = os.MkdirAll(e.dir, 0o755); err != nil {
-		return nil, err
+	} else {
+		// Absolute, so that the paths mean the same from the crawler's
+		// working directory.
+		if e.dir, err = filepath.Abs(e.dir); err != nil {
+			return nil, err
+		}
+		if err = os.MkdirAll(e.dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if e.web, err = politetest.Start(); err != nil {
 		return nil, fmt.Errorf("starting the web: %w", err)
