@@ -99,7 +99,7 @@ func childMain() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	rc := goredis.NewClient(&goredis.Options{Addr: cfg.Redis, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+	rc := goredis.NewClient(&goredis.Options{Addr: cfg.Redis, MaxRetries: -1, ContextTimeoutEnabled: true, DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: time.Second, WriteTimeout: time.Second})
 	defer rc.Close()
 	clk := skewedClock{cfg.Skew}

@@ -25,7 +25,7 @@ import (
 func newMini(t testing.TB) (*Store, *miniredis.Miniredis) {
 	t.Helper()
 	mr := miniredis.RunT(t)
-	c := goredis.NewClient(&goredis.Options{Addr: mr.Addr()})
+	c := goredis.NewClient(&goredis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return &Store{Client: c}, mr
 }

@@ -65,6 +65,9 @@ func (r *Robots) Get(ctx context.Context, host string) (robots.Record, bool, err
 		return robots.Record{}, false, r.s.fail("robots get", host, ErrNoClient)
 	}
 	r.s.init()
+	if r.s.unbounded {
+		return robots.Record{}, false, r.s.fail("robots get", host, ErrUnbounded)
+	}
 	lease := or(r.s.RobotsFetchLease, DefaultRobotsFetchLease)
 	deadline := time.Now().Add(lease)
 	for {

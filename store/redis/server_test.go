@@ -166,12 +166,13 @@ func realStore(t testing.TB) *Store {
 	if sharedSrv == nil {
 		t.Skip(sharedErr)
 	}
-	c := goredis.NewClient(&goredis.Options{Addr: sharedSrv.Addr})
+	c := goredis.NewClient(&goredis.Options{Addr: sharedSrv.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return &Store{Client: c, Prefix: fmt.Sprintf("t%d:", prefixes.Add(1))}
 }
 
 func TestMain(m *testing.M) {
+	goredis.SetLogger(quiet{})
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}

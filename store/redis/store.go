@@ -64,7 +64,11 @@ const (
 // Client.
 type Store struct {
 	// Client is the connection to Redis: a *redis.Client (a single server,
-	// or Sentinel's failover client). Required.
+	// or Sentinel's failover client). Required. It must be made with
+	// ContextTimeoutEnabled, so that every call ends by its context's
+	// deadline (go-redis otherwise waits its own read and write timeouts):
+	// a Store over a *redis.Client or *redis.ClusterClient without it
+	// fails every call with [ErrUnbounded].
 	Client goredis.UniversalClient
 	// Prefix starts every key, so several crawlers can share one Redis.
 	// "": DefaultPrefix.
@@ -95,8 +99,9 @@ type Store struct {
 	// written (see [Ledger]). 0: DefaultMaxPending.
 	MaxPending int
 
-	once  sync.Once
-	token string // this Store's owner token for robots.txt fetch leases
+	once      sync.Once
+	token     string // this Store's owner token for robots.txt fetch leases
+	unbounded bool   // Client ignores contexts' deadlines
 
 	owed     atomic.Bool // pending or releases hold something
 	flushing atomic.Bool
@@ -115,6 +120,9 @@ var (
 	// ErrContention: a read-modify-write lost its race MaxRetries times in
 	// a row.
 	ErrContention = errors.New("redis: too much contention on a key")
+	// ErrUnbounded: the Client was made without ContextTimeoutEnabled, so
+	// a slow Redis could hold a call past its deadline.
+	ErrUnbounded = errors.New("redis: client made without ContextTimeoutEnabled: calls would not end at their deadline")
 	// ErrCorrupt: a key holds a value this package did not write.
 	ErrCorrupt = errors.New("redis: stored value is corrupt")
 )
@@ -145,6 +153,12 @@ func (s *Store) init() {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		s.token = hex.EncodeToString(b[:])
+		switch c := s.Client.(type) {
+		case *goredis.Client:
+			s.unbounded = !c.Options().ContextTimeoutEnabled
+		case *goredis.ClusterClient:
+			s.unbounded = !c.Options().ContextTimeoutEnabled
+		}
 	})
 }
 
@@ -176,6 +190,9 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, 
 		return ctx, func() {}, ErrNoClient
 	}
 	s.init()
+	if s.unbounded {
+		return ctx, func() {}, ErrUnbounded
+	}
 	ctx, cancel := context.WithTimeout(ctx, or(s.Timeout, DefaultTimeout))
 	if s.owed.Load() && s.flushing.CompareAndSwap(false, true) {
 		s.settle(ctx)

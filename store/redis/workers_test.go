@@ -35,6 +35,8 @@ type crawlRun struct {
 	done    map[string]int         // source → worker that finished it
 	claims  map[string][]time.Time // host → when each granted claim's Acquire began
 	outputs []string
+	// excuse, when set, forgives a violation the test explains.
+	excuse func(politetest.Violation) bool
 }
 
 const workerInterval = 100 * time.Millisecond
@@ -174,7 +176,15 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 		AllowedHeaders: []string{"User-Agent", "Accept", "Accept-Encoding", "If-None-Match", "If-Modified-Since"},
 	}
 	rep := r.web.Audit(ap)
-	if !rep.OK() {
+	var left []politetest.Violation
+	for _, v := range rep.Violations {
+		if r.excuse != nil && r.excuse(v) {
+			r.t.Logf("excused: %v", v)
+			continue
+		}
+		left = append(left, v)
+	}
+	if len(left) > 0 {
 		r.t.Errorf("auditor: %v", rep)
 	}
 	if got := r.finished(); got != len(r.cfg.Sites) {
@@ -194,7 +204,7 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 		}
 	}
 	bad, skipped := 0, map[string]bool{}
-	rc := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
+	rc := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr, ContextTimeoutEnabled: true})
 	defer rc.Close()
 	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
 	for _, s := range r.info.Sites {
@@ -248,7 +258,7 @@ func TestWorkers_P1_ThreeProcessesOneBudget(t *testing.T) {
 // TestWorkers_P1_OneKilled: one of three workers is killed (SIGKILL) in
 // the middle of the crawl; its leases expire (nobody else releases them),
 // the other two finish its sources, and the auditor still finds no
-// violation. A host whose robots.txt the dead worker was fetching stays
+// violation but for refusals the dead worker alone had seen (below). A host whose robots.txt the dead worker was fetching stays
 // blocked until that request's lease expires (the robots fetch's 30 s
 // bound and 2 s more); a request of another worker that times out waiting
 // for it makes the robots cache record the site as unreachable, which
@@ -263,10 +273,31 @@ func TestWorkers_P1_OneKilled(t *testing.T) {
 		}
 	}
 	r.waitRequests(len(r.cfg.Sites))
+	killed := time.Now()
 	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	r.wait(50 * time.Second)
+	// A refusal the victim received and died before recording is known to
+	// nobody: a store cannot keep what never reached it. The auditor still
+	// counts the next request to that host, an expired lease later, as a
+	// breach of the cool-down; such a breach is excused when the refusal
+	// was the last answer on a connection that closed as the victim died.
+	conns := map[int]politetest.Conn{}
+	for _, c := range r.web.Connections() {
+		conns[c.ID] = c
+	}
+	last := map[int]int{} // connection → its last request's Seq
+	for _, q := range r.web.Requests() {
+		last[q.Conn] = max(last[q.Conn], q.Seq)
+	}
+	r.excuse = func(v politetest.Violation) bool {
+		if v.Rule != politetest.RuleCooldown || v.Other == nil {
+			return false
+		}
+		c := conns[v.Other.Conn]
+		return last[c.ID] == v.Other.Seq && !c.Closed.Before(killed) && c.Closed.Before(killed.Add(500*time.Millisecond))
+	}
 	r.audit(3, 2, true)
 }
 
@@ -348,4 +379,3 @@ func workerHosts() int {
 	}
 	return 200
 }
-
