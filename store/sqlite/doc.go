@@ -6,8 +6,8 @@
 // share politeness through the file), the robots.txt records ([DB.Robots],
 // a [robots.Store]), the crawler's state ([DB.CrawlState], a [crawl.State])
 // and its deposits ([DB.Deposits], [crawl.Deposits]). Each passes its
-// package's conformance suite unchanged. A crawler that forgets these when it restarts is rude
-// the moment it comes back.
+// package's conformance suite unchanged. A crawler that forgets these when
+// it restarts is rude the moment it comes back.
 //
 //	db, err := sqlite.Open(ctx, "politefetch.db", nil)
 //	if err != nil {
@@ -114,6 +114,12 @@
 //
 //	host           TEXT PRIMARY KEY  the host key (internal/hostkey)
 //	last_start_ns  INTEGER           the latest request start claimed or reported
+//
+// schedule_lease, one row per request in flight to a host (its in-flight
+// slot), held by a lease:
+//
+//	host, owner    TEXT              the host key and the lease's owner token (the primary key)
+//	expires_ns     INTEGER           when the lease ends unless renewed or released
 //
 // robots, one row per host whose robots.txt was read:
 //
