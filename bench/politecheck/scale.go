@@ -9,7 +9,9 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,8 +27,20 @@ func scale(args []string) error {
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
 	sizes := fs.String("hosts", "1000,3000,10000", "numbers of hosts, comma-separated, each crawled once")
 	articles := fs.Int("articles", 5, "articles per host")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the runs (crawler and web together) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	fmt.Println("| hosts × articles | wall / ideal | requests | violations | articles deposited | process CPU per request | peak RSS (process) | retained heap per host | goroutines at peak |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
