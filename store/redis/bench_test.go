@@ -1,0 +1,108 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// counter counts round trips (a command, or a pipeline) and the time spent
+// in them.
+type counter struct {
+	trips atomic.Int64
+	nanos atomic.Int64
+}
+
+func (c *counter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmd)
+		c.trips.Add(1)
+		c.nanos.Add(int64(time.Since(start)))
+		return err
+	}
+}
+
+func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmds)
+		c.trips.Add(1)
+		c.nanos.Add(int64(time.Since(start)))
+		return err
+	}
+}
+
+// BenchmarkFetch reads articles through the whole chain, kept-alive
+// loopback TLS, round robin over 64 hosts at a 1 ms interval (so that
+// pacing waits little), with the in-memory stores and with every store in
+// a real redis-server on loopback. It reports the Redis round trips per
+// Get and the time spent in them: the added latency of sharing politeness.
+// Run it once: -benchtime=2000x.
+func BenchmarkFetch(b *testing.B) {
+	web := politetest.NewWeb(b)
+	var urls []string
+	for h := range 64 {
+		s := web.Site(fmt.Sprintf("bench-%d.example", h))
+		urls = append(urls, s.URL(s.AddArticle(politetest.Article{}).Path))
+	}
+	p, err := workerPolicy(time.Millisecond)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := []fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))}
+	run := func(b *testing.B, opts []fetch.Option, cnt *counter) {
+		c, err := fetch.New(p, append(base, opts...)...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		ctx := context.Background()
+		for _, u := range urls { // robots.txt and the connections, outside the timing
+			if _, err := c.Get(ctx, u); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var t0, n0 int64
+		if cnt != nil {
+			t0, n0 = cnt.trips.Load(), cnt.nanos.Load()
+		}
+		b.ResetTimer()
+		i := 0
+		for b.Loop() {
+			if _, err := c.Get(ctx, urls[i%len(urls)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.StopTimer()
+		if cnt != nil {
+			b.ReportMetric(float64(cnt.trips.Load()-t0)/float64(i), "roundtrips/op")
+			b.ReportMetric(float64(cnt.nanos.Load()-n0)/float64(i)/1e3, "µs-in-redis/op")
+		}
+	}
+	b.Run("memory", func(b *testing.B) {
+		run(b, []fetch.Option{fetch.WithSchedule(&fetch.MemorySchedule{})}, nil)
+	})
+	b.Run("redis-server", func(b *testing.B) {
+		srv := startServer(b, 0)
+		cnt := &counter{}
+		rc := goredis.NewClient(&goredis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+		defer rc.Close()
+		rc.AddHook(cnt)
+		st := &Store{Client: rc}
+		run(b, []fetch.Option{fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
+			fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators())}, cnt)
+	})
+}
