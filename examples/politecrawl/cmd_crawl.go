@@ -174,6 +174,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
 	liveCtx, endLive := context.WithCancel(context.Background())
 	liveDone := make(chan struct{})
+	dueDone := make(chan struct{})
+	go func() { defer close(dueDone); obs.watchDue(liveCtx, state, cfg.Sources) }()
 	if liveOn {
 		go func() { defer close(liveDone); runLive(liveCtx, stderr, obs, start) }()
 	} else {
@@ -186,6 +188,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	endLive()
 	<-liveDone
+	<-dueDone
 	interrupted := ctx.Err() != nil
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil

@@ -33,8 +33,8 @@ func renderLive(w io.Writer, s snapshot, elapsed time.Duration) {
 // its throughput against the politeness bound.
 func statusLine(s snapshot, elapsed time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  in pass %d | deposited %d  excerpts %d  failed %d  refused %d | hosts cooling %d  suspended %d | %d reads, %.1f/s (bound %.1f/s on %d hosts) | 304 %d",
-		elapsed.Truncate(time.Second), s.InPass, s.Deposited, s.Excerpted, s.Failed, s.Refused,
+	fmt.Fprintf(&b, "%s  due %d  in pass %d | deposited %d  excerpts %d  failed %d  refused %d | hosts cooling %d  suspended %d | %d reads, %.1f/s (bound %.1f/s on %d hosts) | 304 %d",
+		elapsed.Truncate(time.Second), s.Due, s.InPass, s.Deposited, s.Excerpted, s.Failed, s.Refused,
 		s.Cooling, s.Suspended, s.Requests, s.Rate, s.Bound, s.ActiveHosts, s.NotModified)
 	return b.String()
 }

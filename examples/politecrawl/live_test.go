@@ -13,10 +13,10 @@ import (
 func TestLive_RenderLine(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	renderLive(&b, snapshot{InPass: 2, Deposited: 7, Excerpted: 1, Failed: 1, Refused: 3, Cooling: 1, Suspended: 1,
+	renderLive(&b, snapshot{Due: 1, InPass: 2, Deposited: 7, Excerpted: 1, Failed: 1, Refused: 3, Cooling: 1, Suspended: 1,
 		Requests: 40, Rate: 1.9, Bound: 2, ActiveHosts: 2, NotModified: 4}, 61*time.Second)
 	got := b.String()
-	want := "\r1m1s  in pass 2 | deposited 7  excerpts 1  failed 1  refused 3 | hosts cooling 1  suspended 1 | 40 reads, 1.9/s (bound 2.0/s on 2 hosts) | 304 4\x1b[K"
+	want := "\r1m1s  due 1  in pass 2 | deposited 7  excerpts 1  failed 1  refused 3 | hosts cooling 1  suspended 1 | 40 reads, 1.9/s (bound 2.0/s on 2 hosts) | 304 4\x1b[K"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

@@ -46,6 +46,7 @@ type observer struct {
 	refused     int64
 	excluded    int64
 	passes      int64
+	due         int                  // active sources due now and not in a pass (set by watchDue)
 	inPass      map[string]bool      // sources in a pass now
 	cooling     map[string]time.Time // host → cool-down end
 	suspended   map[string]time.Time // host → next re-check
@@ -234,6 +235,41 @@ func (o *observer) fetchedLocked(url, host string, status int, wire int64) {
 	}
 }
 
+// watchDue counts, every second until ctx ends, the active sources whose
+// trigger or backlog is due and that are not in a pass, from the state
+// the crawler keeps.
+func (o *observer) watchDue(ctx context.Context, st crawl.State, sources []crawl.Source) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		now := o.clock()
+		n := 0
+		for _, s := range sources {
+			if !s.Active {
+				continue
+			}
+			sc, err := st.Schedule(ctx, s.ID)
+			if err != nil {
+				break
+			}
+			o.mu.Lock()
+			busy := o.inPass[s.ID]
+			o.mu.Unlock()
+			if !busy && (!sc.NextTrigger.After(now) || (s.Backlog != nil && !sc.NextBacklog.After(now))) {
+				n++
+			}
+		}
+		o.mu.Lock()
+		o.due = n
+		o.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // hostStat is one host's reads.
 type hostStat struct{ requests, notModified, wire, saved int64 }
 
@@ -264,12 +300,12 @@ func (o *observer) trim(now time.Time) {
 
 // snapshot is the tallies at one instant, for the live view and the summary.
 type snapshot struct {
-	Requests, Wire, Saved, NotModified      int64
-	Deposited, Excerpted, Failed, Refused   int64
-	Excluded, Passes                        int64
-	InPass, Cooling, Suspended, ActiveHosts int
-	Rate, Bound                             float64 // requests per second now, and the politeness bound for the hosts active
-	Refusals                                map[string]int64
+	Requests, Wire, Saved, NotModified           int64
+	Deposited, Excerpted, Failed, Refused        int64
+	Excluded, Passes                             int64
+	Due, InPass, Cooling, Suspended, ActiveHosts int
+	Rate, Bound                                  float64 // requests per second now, and the politeness bound for the hosts active
+	Refusals                                     map[string]int64
 }
 
 func (o *observer) snapshot() snapshot {
@@ -280,7 +316,7 @@ func (o *observer) snapshot() snapshot {
 	s := snapshot{
 		Requests: o.requests, Wire: o.wire, Saved: o.saved, NotModified: o.notModified,
 		Deposited: o.deposited, Excerpted: o.excerpted, Failed: o.failed, Refused: o.refused,
-		Excluded: o.excluded, Passes: o.passes, InPass: len(o.inPass), ActiveHosts: len(o.recentHosts),
+		Excluded: o.excluded, Passes: o.passes, Due: o.due, InPass: len(o.inPass), ActiveHosts: len(o.recentHosts),
 		Refusals: map[string]int64{},
 	}
 	for h, t := range o.cooling {
@@ -308,6 +344,7 @@ func (o *observer) snapshot() snapshot {
 		o.m.hosts.WithLabelValues("cooling-down").Set(float64(s.Cooling))
 		o.m.hosts.WithLabelValues("suspended").Set(float64(s.Suspended))
 		o.m.hosts.WithLabelValues("active").Set(float64(s.ActiveHosts))
+		o.m.due.Set(float64(s.Due))
 	}
 	return s
 }
@@ -397,6 +434,7 @@ type promMetrics struct {
 	ledger      *prometheus.CounterVec
 	hosts       *prometheus.GaugeVec
 	inPass      prometheus.Gauge
+	due         prometheus.Gauge
 }
 
 func newPromMetrics() *promMetrics {
@@ -414,7 +452,8 @@ func newPromMetrics() *promMetrics {
 	m.ledger = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_ledger_events_total", Help: "Refusal ledger events by type."}, []string{"type"})
 	m.hosts = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "politecrawl_hosts", Help: "Hosts by state: cooling down, suspended, active in the last 10 s."}, []string{"state"})
 	m.inPass = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_in_pass", Help: "Sources in a pass now."})
-	for _, c := range []prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.saved, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass} {
+	m.due = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_due", Help: "Active sources due for a pass and not in one."})
+	for _, c := range []prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.saved, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass, m.due} {
 		f(c)
 	}
 	return m
