@@ -493,39 +493,52 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 
 	var readers sync.WaitGroup
 	for _, h := range order {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			left := len(hosts[h])
-			defer func() {
-				ps.waiting.Add(-int64(left))
-				ps.hosts.Add(-1)
+		hq := &hostQueue{jobs: hosts[h]}
+		var host sync.WaitGroup
+		for range hostReaders {
+			readers.Add(1)
+			host.Add(1)
+			go func() {
+				defer readers.Done()
+				defer host.Done()
+				for {
+					j := hq.take()
+					if j == nil {
+						return
+					}
+					ps.waiting.Add(-1)
+					if !gate.enter() {
+						hq.stop()
+						return
+					}
+					if !held.valid(c.clk.Now()) {
+						// The lease ran out before it could be renewed:
+						// another owner may hold it now, so nothing more
+						// is sent.
+						c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Host: h})
+						hq.stop()
+						return
+					}
+					c.read(stop, src, pass, maxReads, fsrc, j)
+					if j.cooldown {
+						// The host is cooling down or suspended: its other
+						// articles wait for the next pass, and the other
+						// hosts go on.
+						hq.stop()
+					}
+					select {
+					case extractQ <- j:
+					case <-stop.Done():
+						hq.stop()
+						return
+					}
+				}
 			}()
-			for _, j := range hosts[h] {
-				if !gate.enter() {
-					return
-				}
-				if !held.valid(c.clk.Now()) {
-					// The lease ran out before it could be renewed: another
-					// owner may hold it now, so nothing more is sent.
-					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Host: h})
-					return
-				}
-				left--
-				ps.waiting.Add(-1)
-				c.read(stop, src, pass, maxReads, fsrc, j)
-				select {
-				case extractQ <- j:
-				case <-stop.Done():
-					return
-				}
-				if j.cooldown {
-					// The host is cooling down or suspended: its other
-					// articles wait for the next pass, and the others'
-					// hosts go on.
-					return
-				}
-			}
+		}
+		go func() {
+			host.Wait()
+			ps.waiting.Add(-int64(hq.left()))
+			ps.hosts.Add(-1)
 		}()
 	}
 	go func() {
@@ -936,4 +949,44 @@ func (c *Crawler) isActive(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sources[id].Active
+}
+
+// hostReaders is how many goroutines read one host's queue in a pass. Two
+// keep the host's next request waiting at the chain's pacer while the
+// previous one is answered, so its start is the pacer's to decide, not the
+// scheduler's; the pacer still lets one request at a time through, each
+// its interval after the last.
+const hostReaders = 2
+
+// hostQueue is one host's articles in a pass, taken in order by its
+// readers until it ends or is stopped.
+type hostQueue struct {
+	mu      sync.Mutex
+	jobs    []*job
+	next    int
+	stopped bool
+}
+
+func (q *hostQueue) take() *job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped || q.next == len(q.jobs) {
+		return nil
+	}
+	j := q.jobs[q.next]
+	q.next++
+	return j
+}
+
+func (q *hostQueue) stop() {
+	q.mu.Lock()
+	q.stopped = true
+	q.mu.Unlock()
+}
+
+// left is how many articles were never taken.
+func (q *hostQueue) left() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs) - q.next
 }
