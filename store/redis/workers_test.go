@@ -24,7 +24,7 @@ import (
 // crawlRun is one crawl of a politetest web by worker processes sharing one
 // redis-server.
 type crawlRun struct {
-	t       *testing.T
+	t       testing.TB
 	web     *politetest.Web
 	info    *politetest.ScenarioInfo
 	srv     *server
@@ -41,15 +41,20 @@ type crawlRun struct {
 
 const workerInterval = 100 * time.Millisecond
 
-func newCrawlRun(t *testing.T, hosts int, aof bool) *crawlRun {
+func newCrawlRun(t testing.TB, hosts int, aof bool) *crawlRun {
+	t.Helper()
+	return newCrawlRunOf(t, politetest.Scenario{
+		Hosts: hosts, ArticlesPerHost: 3, RudeShare: 0.1, Seed: 18,
+		Latency: [2]time.Duration{time.Millisecond, 10 * time.Millisecond},
+	}, workerInterval, aof)
+}
+
+func newCrawlRunOf(t testing.TB, sc politetest.Scenario, interval time.Duration, aof bool) *crawlRun {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip(noServer)
 	}
-	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{
-		Hosts: hosts, ArticlesPerHost: 3, RudeShare: 0.1, Seed: 18,
-		Latency: [2]time.Duration{time.Millisecond, 10 * time.Millisecond},
-	})
+	web, info := politetest.NewScenarioWeb(t, sc)
 	var srv *server
 	if aof {
 		srv = startServerAOF(t, 0)
@@ -61,7 +66,7 @@ func newCrawlRun(t *testing.T, hosts int, aof bool) *crawlRun {
 		Redis: srv.Addr, Prefix: "crawl:", Web: web.Addr(),
 		CA:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})),
 		Sites:    info.Names(),
-		Interval: workerInterval, LeaseTTL: 2 * time.Second,
+		Interval: interval, LeaseTTL: 2 * time.Second,
 	}
 	return r
 }
@@ -164,7 +169,7 @@ func (r *crawlRun) finished() int {
 // TestWorkers_P1_OneKilled), and counted.
 func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.Report {
 	r.t.Helper()
-	p, err := workerPolicy(workerInterval)
+	p, err := workerPolicy(r.cfg.Interval)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -378,4 +383,38 @@ func workerHosts() int {
 		return 30
 	}
 	return 200
+}
+
+// BenchmarkWorkersCrawl: three worker processes on one redis-server crawl
+// 500 hosts of 20 articles each, every answer 20 to 200 ms late, under a
+// 1 s interval per host: robots.txt, the feed, then the 20 articles. The
+// politeness bound is 21 intervals per host plus the last answer's
+// latency, about 21.2 s; it reports the crawl's span (first request's
+// arrival to last answer) against it, and the auditor's violations. Run it
+// once: -benchtime=1x.
+func BenchmarkWorkersCrawl(b *testing.B) {
+	for b.Loop() {
+		r := newCrawlRunOf(b, politetest.Scenario{Hosts: 500, ArticlesPerHost: 20, Seed: 18,
+			Latency: [2]time.Duration{20 * time.Millisecond, 200 * time.Millisecond}}, time.Second, false)
+		for id := range 3 {
+			r.start(id, 0)
+		}
+		r.wait(5 * time.Minute)
+		rep := r.audit(3, 1)
+		reqs := r.web.Requests()
+		first, last := reqs[0].Arrived, reqs[0].Finished
+		for _, q := range reqs {
+			if q.Arrived.Before(first) {
+				first = q.Arrived
+			}
+			if q.Finished.After(last) {
+				last = q.Finished
+			}
+		}
+		span := last.Sub(first)
+		b.ReportMetric(span.Seconds(), "s-span")
+		b.ReportMetric(span.Seconds()/21.2, "x-bound")
+		b.ReportMetric(float64(len(rep.Violations)), "violations")
+		b.ReportMetric(float64(rep.Requests), "requests")
+	}
 }
