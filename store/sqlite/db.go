@@ -133,7 +133,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
 	// synchronous is per connection and set on every new one: NORMAL for the
 	// state; a deposit switches its connection to FULL for its own commit.
-	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)"}, "_txlock": {"immediate"}}
+	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)"}, "_txlock": {"immediate"}}
 	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)"}}
 	var err error
 	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {

@@ -64,6 +64,10 @@
 //   - schedule: latest starts older than [Options].ScheduleRetain;
 //   - robots: records expired for longer than [Options].RobotsRetain.
 //
+// The WAL is checkpointed by SQLite every 1000 pages and cut back to 4 MiB
+// (journal_size_limit) when it restarts. Deposits and crawl state are never
+// swept.
+//
 // # Errors
 //
 // Every failure is an [*Error] naming the operation and key and wrapping

@@ -116,5 +116,13 @@ func TestSweepBoundsTheFile_P1(t *testing.T) {
 		if got := db.rows(t); got["ledger"]+got["robots"]+got["validators"]+got["schedule"] != 0 {
 			t.Fatalf("round %d: rows left after the sweeps: %v", round, got)
 		}
+		var pages, free int
+		if err := db.r.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.r.QueryRow("PRAGMA freelist_count").Scan(&free); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("round %d: after the sweeps, %d pages in the file (%d free), %d bytes with the WAL", round, pages, free, fileSize(t, db.Path()))
 	}
 }
