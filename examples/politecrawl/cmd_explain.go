@@ -166,6 +166,9 @@ func printExplanation(w io.Writer, cfg *Config, src *crawl.Source, e fetch.Expla
 			state = "inactive: never fetched (V13)"
 		}
 		row(w, "source", fmt.Sprintf("%s (%s), %s, policy %s", src.ID, src.Name, state, src.Policy.Preset))
+		if !src.FullText && e.Kind == fetch.KindArticle {
+			row(w, "licence", "no full text: the crawl keeps the feed's excerpt and does not read this source's articles (S5, S6)")
+		}
 	} else {
 		row(w, "source", "none of the config's sources admits this host")
 	}
