@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/politefetch/politefetch/politetest"
+	"github.com/politefetch/politefetch/provenance/warc"
 )
 
 // simWeb is a politetest web for the CLI, with the test flags that reach it.
@@ -87,5 +90,66 @@ func TestCrawlOnce_ReadyConfigs(t *testing.T) {
 				t.Errorf("not a TTY: plain log lines expected, got:\n%s", r.stderr)
 			}
 		})
+	}
+}
+
+// outputs.jsonl and outputs.warc receive each new deposit as it lands: a
+// JSON line for every deposit, a WARC deposit for every full one, and a
+// second run adds nothing already there.
+func TestCrawl_Outputs(t *testing.T) {
+	t.Parallel()
+	sw := newSimWeb(t, 2, 2)
+	dir := t.TempDir()
+	b, err := os.ReadFile(readyConfig("strict-news"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgText := strings.Replace(string(b), "store:\n", "outputs:\n  jsonl: out/deposits.jsonl\n  warc: out/deposits.warc.gz\nstore:\n", 1)
+	cfg := filepath.Join(dir, "sources.yaml")
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		if r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-once"}, sw.flags...)...); r.code != 0 {
+			t.Fatalf("run %d: exit %d\n%s%s", run, r.code, r.stdout, r.stderr)
+		}
+	}
+	jl, err := os.ReadFile(filepath.Join(dir, "out", "deposits.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(jl)), "\n") {
+		var d depositLine
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		kinds[d.Kind]++
+		if d.Kind == "excerpt" && (d.Excerpt == nil || d.Excerpt.Link == "" || d.Proof != nil) {
+			t.Errorf("excerpt line %+v", d)
+		}
+	}
+	if kinds["article"] != 2 || kinds["excerpt"] != 2 {
+		t.Errorf("JSON lines by kind %v, want 2 articles and 2 excerpts", kinds)
+	}
+	wb, err := os.ReadFile(filepath.Join(dir, "out", "deposits.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for d, err := range warc.Read(bytes.NewReader(wb)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Proof == nil || len(d.Envelope) == 0 {
+			t.Errorf("WARC deposit %+v", d)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d WARC deposits, want the 2 full ones", n)
 	}
 }
