@@ -210,6 +210,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if cfg.serve {
 		fmt.Fprint(stdout, env.shellVars())
 		fmt.Fprintf(stdout, "# %d sites, %d articles each; interrupt (Ctrl-C) for the audit\n", cfg.sc.Hosts, cfg.sc.ArticlesPerHost)
+		if cfg.scheme == "https" {
+			fmt.Fprintf(stdout, "# for instance: curl --connect-to ::%s --cacert %s -A 'MyBot/1 (+https://bot.example)' https://%s/robots.txt\n",
+				env.addr, env.ca, env.info.Sites[0].Name)
+		}
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		<-sctx.Done()
 		stop()
