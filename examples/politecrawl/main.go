@@ -10,6 +10,23 @@
 // verdict. Nothing leaves the machine. With -client=plain it makes one
 // polite request per site (robots.txt first, then the feed) with a plain
 // net/http client instead of the fetch chain.
+//
+// The other commands crawl an operator's own sources, described in a YAML
+// configuration (docs/config.md; three ready ones in configs/ reproduce the
+// project's three policy documents):
+//
+//	politecrawl sources check -config FILE   validate, print each source's effective policy
+//	politecrawl crawl -config FILE [-once]   crawl until Ctrl-C, state in an SQLite file
+//	politecrawl explain -config FILE URL     may this URL be read now, and why (exit 1: refused)
+//	politecrawl verify -config FILE | FILE.warc.gz   re-check every proof of fetch (exit 1: a failure)
+//	politecrawl report -config FILE [-json]  per source and per host, what the crawls did
+//	politecrawl export -config FILE -format jsonl|warc
+//	politecrawl serve [-flags FILE]          a simulated web to try them on, audited on Ctrl-C
+//
+// A live status line is drawn on a terminal; elsewhere crawl writes slog
+// lines (-log-format text or json), and -metrics serves Prometheus metrics.
+// The test flags -connect-to, -ca and -admit-private reach a simulated web;
+// they are never read from the environment.
 package main
 
 import (
