@@ -28,6 +28,13 @@
 // crawler's and the client's state, the idle connections included; the
 // web's log of requests excluded), and the goroutines at peak.
 //
+// lib is the crawl library as a crawler process of its own (in-memory
+// state, deposits counted and dropped), for politecheck to measure at scale
+// with the web in another process:
+//
+//	go build -o /tmp/pcb ./politecheck
+//	go run ../examples/politecheck -hosts 3000 -articles 5 -- /tmp/pcb lib
+//
 // The same binary is the colly and net/http crawlers (its colly,
 // colly-default and hand commands) and the wrapper that writes politecrawl's
 // configuration for the seed list before becoming politecrawl (ours).
@@ -59,6 +66,8 @@ func main() {
 			err = runHand(time.Second)
 		case "scale":
 			err = scale(os.Args[2:])
+		case "lib":
+			err = runLib()
 		case "ours":
 			if len(os.Args) != 3 {
 				err = fmt.Errorf("usage: %s ours POLITECRAWL", os.Args[0])
