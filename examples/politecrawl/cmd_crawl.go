@@ -127,11 +127,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		logger.Info("metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
 	}
 
-	// The client's per-read records feed the counters; they reach the log
-	// only at -log-level debug.
 	client, db, err := openClient(ctx, cfg, *storePath, &nf,
-		fetch.WithLedgerEvents(obs.ledgerEvent),
-		fetch.WithLogger(slog.New(&logHandler{o: obs, next: logger.Handler()})))
+		fetch.WithLedgerEvents(obs.ledgerEvent), fetch.WithLogger(logger))
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}

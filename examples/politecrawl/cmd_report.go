@@ -4,8 +4,8 @@ package main
 // did, per source and per host. From the store: each source's references
 // by outcome, its deposits and schedule, each host's refusal ledger
 // (strikes, cool-down, suspension). From the tallies each crawl adds to
-// when it ends (a JSON file beside the store): requests, 304s and the
-// bytes they saved, refusals by reason, failures. A crawl killed with
+// when it ends (a JSON file beside the store): reads, 304s, envelope
+// bytes, refusals by reason, failures. A crawl killed with
 // SIGKILL adds no tallies; everything in the store stays exact.
 
 import (
@@ -30,11 +30,10 @@ import (
 
 // Tally is what crawls did to one source or host, added up over runs.
 type Tally struct {
-	Requests     int64          `json:"requests"`      // reads the client finished (robots.txt included; hosts only)
-	NotModified  int64          `json:"not_modified"`  // 304 answers
-	Wire         int64          `json:"wire_bytes"`    // body bytes read (hosts only)
-	Saved        int64          `json:"saved_bytes"`   // bytes the 304s saved (hosts only)
-	TriggerReads int            `json:"trigger_reads"` // feed or API reads (sources)
+	Requests     int64          `json:"reads"`          // reads the crawler reported: triggers, 304s, articles (hosts only)
+	NotModified  int64          `json:"not_modified"`   // 304 answers
+	Wire         int64          `json:"envelope_bytes"` // envelope bytes deposited (hosts only)
+	TriggerReads int            `json:"trigger_reads"`  // feed or API reads (sources)
 	Deposits     int            `json:"deposits"`
 	Excerpts     int            `json:"excerpts"`
 	Excluded     int            `json:"excluded"`
@@ -121,7 +120,6 @@ func saveTallies(path string, c *crawl.Crawler, o *observer) error {
 		ht.Requests += f.requests
 		ht.NotModified += f.notModified
 		ht.Wire += f.wire
-		ht.Saved += f.saved
 	}
 	t.Runs++
 	t.Updated = time.Now().UTC()
@@ -313,7 +311,7 @@ func printReport(w io.Writer, rep *Report) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tREQUESTS\t304\tSAVED BYTES\tWIRE BYTES\tDEPOSITS\tFAILURES\tREFUSALS\tSTRIKES\tCOOLING UNTIL\tSUSPENDED")
+	fmt.Fprintln(tw, "HOST\tREADS\t304\tENVELOPE BYTES\tDEPOSITS\tFAILURES\tREFUSALS\tSTRIKES\tCOOLING UNTIL\tSUSPENDED")
 	for _, h := range rep.Hosts {
 		t := h.Tally
 		if t == nil {
@@ -323,7 +321,7 @@ func printReport(w io.Writer, rep *Report) {
 		if h.Suspended {
 			susp = "until " + at(h.NextCheck)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", h.Host, t.Requests, t.NotModified, t.Saved, t.Wire,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", h.Host, t.Requests, t.NotModified, t.Wire,
 			t.Deposits, t.Failures, refusals(h.Tally), h.Strikes, at(h.CoolUntil), susp)
 	}
 	tw.Flush()

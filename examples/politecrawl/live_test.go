@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politefetch/politefetch/crawl"
 )
 
 // The live line: carriage return, the counts per state and the throughput
@@ -29,10 +31,10 @@ func TestLive_RateAndBound(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	o := newObserver(time.Second, func() time.Time { return now })
 	for i := range 20 {
-		o.fetched("https://a.example/x", []string{"a.example", "b.example"}[i%2], 200, 100)
+		o.crawlEvent(crawl.Event{Kind: crawl.EventDeposited, Host: []string{"a.example", "b.example"}[i%2], Bytes: 100})
 	}
 	s := o.snapshot()
-	if s.Requests != 20 || s.ActiveHosts != 2 || s.Bound != 2 || s.Rate != 2 {
+	if s.Requests != 20 || s.Deposited != 20 || s.Wire != 2000 || s.ActiveHosts != 2 || s.Bound != 2 || s.Rate != 2 {
 		t.Errorf("snapshot %+v", s)
 	}
 	now = now.Add(window + time.Second)

@@ -2,18 +2,19 @@ package main
 
 // What the crawl did, counted once and shown three ways: the live view on a
 // terminal, Prometheus metrics (-metrics), and the summary at the end. An
-// observer receives the crawler's events, the refusal ledger's events and
-// the fetch client's per-read log records, and keeps per-state tallies;
-// labels are bounded sets (status classes, reasons, event kinds, states),
-// never a URL or a host.
+// observer receives the crawler's events (crawl.Crawler.OnEvent) and the
+// refusal ledger's (fetch.WithLedgerEvents), the two hooks the library
+// offers, and keeps per-state tallies. Reads are the ones the crawler
+// reports: trigger reads, 304s and article reads; the library reports no
+// robots.txt fetch, backlog page or pacing wait to a hook, so none is
+// counted. Labels are bounded sets (status classes, reasons, event kinds,
+// states), never a URL or a host.
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	neturl "net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,10 +25,6 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 )
 
-// maxSizes bounds the URLs whose last 200's size is remembered, to count
-// the bytes a 304 saved.
-const maxSizes = 10000
-
 // observer tallies a crawl. It is safe for concurrent use.
 type observer struct {
 	clock    func() time.Time
@@ -36,7 +33,6 @@ type observer struct {
 	mu          sync.Mutex
 	requests    int64
 	wire        int64
-	saved       int64
 	notModified int64
 	byClass     map[string]int64
 	refusals    map[string]int64
@@ -50,7 +46,6 @@ type observer struct {
 	inPass      map[string]bool      // sources in a pass now
 	cooling     map[string]time.Time // host → cool-down end
 	suspended   map[string]time.Time // host → next re-check
-	sizes       map[string]int64     // URL → last 200's wire size (bounded)
 	recent      []time.Time          // request ends in the last window
 	recentHosts map[string]time.Time // host → last request end
 	hosts       map[string]*hostStat // host → its reads (bounded by the config's admitted hosts)
@@ -66,7 +61,7 @@ func newObserver(interval time.Duration, now func() time.Time) *observer {
 		clock: now, interval: interval,
 		byClass: map[string]int64{}, refusals: map[string]int64{},
 		inPass: map[string]bool{}, cooling: map[string]time.Time{}, suspended: map[string]time.Time{},
-		sizes: map[string]int64{}, recentHosts: map[string]time.Time{}, hosts: map[string]*hostStat{},
+		recentHosts: map[string]time.Time{}, hosts: map[string]*hostStat{},
 	}
 }
 
@@ -84,21 +79,26 @@ func (o *observer) crawlEvent(e crawl.Event) {
 		delete(o.inPass, e.Source)
 		o.passes++
 	case crawl.EventTriggerRead:
-		// A feed or API read through the client's Doer, which writes no
-		// record of its own: counted here, its size unknown.
-		o.fetchedLocked(e.URL, e.Host, http.StatusOK, 0)
+		o.read(e.Host, http.StatusOK, 0) // a feed or API read; its size is not reported
 	case crawl.EventNotModified:
-		o.fetchedLocked(e.URL, e.Host, http.StatusNotModified, 0)
+		o.read(e.Host, http.StatusNotModified, 0)
 	case crawl.EventDeposited:
+		o.read(e.Host, http.StatusOK, e.Bytes)
 		o.deposited++
 	case crawl.EventExcerpted:
 		o.excerpted++
 	case crawl.EventExcluded:
+		o.read(e.Host, http.StatusOK, 0)
 		o.excluded++
 	case crawl.EventRefused:
 		o.refused++
 		o.refusals[reasonLabel(e.Reason)]++
 	case crawl.EventFailed, crawl.EventMismatch:
+		if e.Kind == crawl.EventMismatch {
+			o.read(e.Host, http.StatusOK, 0)
+		} else if e.Status != 0 {
+			o.read(e.Host, e.Status, 0) // read, but not a complete 200
+		}
 		o.failed++
 		if e.Reason != "" {
 			o.refusals[reasonLabel(e.Reason)]++
@@ -181,32 +181,19 @@ func ledgerEventName(t backoff.EventType) string {
 	return "other"
 }
 
-// fetched is one read the fetch client finished (its "fetched" record).
-func (o *observer) fetched(url, host string, status int, wire int64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.fetchedLocked(url, host, status, wire)
-}
-
-func (o *observer) fetchedLocked(url, host string, status int, wire int64) {
+// read counts one read of host that ended with status, bytes the envelope
+// kept. The caller holds o.mu.
+func (o *observer) read(host string, status int, bytes int64) {
 	now := o.clock()
 	o.requests++
-	o.wire += wire
+	o.wire += bytes
 	class := strconv.Itoa(status/100) + "xx"
 	if status < 100 || status > 599 {
 		class = "other"
 	}
 	o.byClass[class]++
-	var saved int64
-	switch status {
-	case http.StatusOK:
-		if _, ok := o.sizes[url]; ok || len(o.sizes) < maxSizes {
-			o.sizes[url] = wire
-		}
-	case http.StatusNotModified:
+	if status == http.StatusNotModified {
 		o.notModified++
-		saved = o.sizes[url]
-		o.saved += saved
 	}
 	o.recent = append(o.recent, now)
 	if host != "" {
@@ -217,20 +204,18 @@ func (o *observer) fetchedLocked(url, host string, status int, wire int64) {
 			o.hosts[host] = hs
 		}
 		hs.requests++
-		hs.wire += wire
+		hs.wire += bytes
 		if status == http.StatusNotModified {
 			hs.notModified++
-			hs.saved += saved
 		}
 	}
 	o.trim(now)
 	if o.m != nil {
 		o.m.requests.Inc()
 		o.m.responses.WithLabelValues(class).Inc()
-		o.m.wire.Add(float64(wire))
+		o.m.wire.Add(float64(bytes))
 		if status == http.StatusNotModified {
 			o.m.notModified.Inc()
-			o.m.saved.Add(float64(saved))
 		}
 	}
 }
@@ -271,7 +256,7 @@ func (o *observer) watchDue(ctx context.Context, st crawl.State, sources []crawl
 }
 
 // hostStat is one host's reads.
-type hostStat struct{ requests, notModified, wire, saved int64 }
+type hostStat struct{ requests, notModified, wire int64 }
 
 // hostStats returns a copy of the per-host reads.
 func (o *observer) hostStats() map[string]hostStat {
@@ -300,7 +285,7 @@ func (o *observer) trim(now time.Time) {
 
 // snapshot is the tallies at one instant, for the live view and the summary.
 type snapshot struct {
-	Requests, Wire, Saved, NotModified           int64
+	Requests, Wire, NotModified                  int64
 	Deposited, Excerpted, Failed, Refused        int64
 	Excluded, Passes                             int64
 	Due, InPass, Cooling, Suspended, ActiveHosts int
@@ -314,7 +299,7 @@ func (o *observer) snapshot() snapshot {
 	defer o.mu.Unlock()
 	o.trim(now)
 	s := snapshot{
-		Requests: o.requests, Wire: o.wire, Saved: o.saved, NotModified: o.notModified,
+		Requests: o.requests, Wire: o.wire, NotModified: o.notModified,
 		Deposited: o.deposited, Excerpted: o.excerpted, Failed: o.failed, Refused: o.refused,
 		Excluded: o.excluded, Passes: o.passes, Due: o.due, InPass: len(o.inPass), ActiveHosts: len(o.recentHosts),
 		Refusals: map[string]int64{},
@@ -349,76 +334,6 @@ func (o *observer) snapshot() snapshot {
 	return s
 }
 
-// logHandler turns the fetch client's records into observations, passing
-// every record on to next (nil: none).
-type logHandler struct {
-	o    *observer
-	next slog.Handler
-}
-
-func (h *logHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelDebug // "fetched" is a debug record
-}
-
-func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "robots.txt fetched" {
-		var site string
-		var status int
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "host":
-				site = a.Value.String()
-			case "status":
-				status = int(a.Value.Int64())
-			}
-			return true
-		})
-		if status != 0 { // 0: no answer arrived
-			// site is the robots record's key: the host, "http://" first
-			// for a plain-http site.
-			u := "https://" + strings.TrimPrefix(site, "http://") + "/robots.txt"
-			h.o.fetched(u, hostOfURL(u), status, 0)
-		}
-	}
-	if r.Message == "fetched" {
-		var url string
-		var status int
-		var wire int64
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "url":
-				url = a.Value.String()
-			case "status":
-				status = int(a.Value.Int64())
-			case "wire":
-				wire = a.Value.Int64()
-			}
-			return true
-		})
-		h.o.fetched(url, hostOfURL(url), status, wire)
-	}
-	if h.next != nil && h.next.Enabled(ctx, r.Level) {
-		return h.next.Handle(ctx, r)
-	}
-	return nil
-}
-
-func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	n := *h
-	if h.next != nil {
-		n.next = h.next.WithAttrs(as)
-	}
-	return &n
-}
-
-func (h *logHandler) WithGroup(name string) slog.Handler {
-	n := *h
-	if h.next != nil {
-		n.next = h.next.WithGroup(name)
-	}
-	return &n
-}
-
 // promMetrics are the Prometheus metrics, on their own registry.
 type promMetrics struct {
 	reg         *prometheus.Registry
@@ -426,7 +341,6 @@ type promMetrics struct {
 	responses   *prometheus.CounterVec
 	refusals    *prometheus.CounterVec
 	wire        prometheus.Counter
-	saved       prometheus.Counter
 	notModified prometheus.Counter
 	deposits    *prometheus.CounterVec
 	passes      *prometheus.CounterVec
@@ -440,11 +354,10 @@ type promMetrics struct {
 func newPromMetrics() *promMetrics {
 	m := &promMetrics{reg: prometheus.NewRegistry()}
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
-	m.requests = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_requests_total", Help: "Reads the fetch client finished (robots.txt included)."})
-	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_responses_total", Help: "Responses by status class."}, []string{"class"})
+	m.requests = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_reads_total", Help: "Reads the crawler reported: trigger reads, 304s, article reads."})
+	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_responses_total", Help: "Those reads by status class."}, []string{"class"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_refusals_total", Help: "Articles not deposited, by reason: the chain's refusals (robots, cooldown, ...) and the publisher's statuses."}, []string{"reason"})
-	m.wire = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_wire_bytes_total", Help: "Body bytes read from the wire."})
-	m.saved = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_not_modified_saved_bytes_total", Help: "Bytes 304 answers saved: the size of the URL's last 200."})
+	m.wire = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_envelope_bytes_total", Help: "Envelope bytes deposited (after content-codings were removed)."})
 	m.notModified = prometheus.NewCounter(prometheus.CounterOpts{Name: "politecrawl_not_modified_total", Help: "304 answers to conditional GETs."})
 	m.deposits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_deposits_total", Help: "Deposits, full or as the feed's excerpt."}, []string{"kind"})
 	m.passes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "politecrawl_passes_total", Help: "Source passes by what happened to them."}, []string{"state"})
@@ -453,7 +366,7 @@ func newPromMetrics() *promMetrics {
 	m.hosts = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "politecrawl_hosts", Help: "Hosts by state: cooling down, suspended, active in the last 10 s."}, []string{"state"})
 	m.inPass = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_in_pass", Help: "Sources in a pass now."})
 	m.due = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_due", Help: "Active sources due for a pass and not in one."})
-	for _, c := range []prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.saved, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass, m.due} {
+	for _, c := range []prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass, m.due} {
 		f(c)
 	}
 	return m
