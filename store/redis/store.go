@@ -257,11 +257,6 @@ func toCaller(ns int64, offset time.Duration) time.Time {
 	return time.Unix(0, ns).Add(offset)
 }
 
-// serverTime parses a TIME reply.
-func serverTime(cmd *goredis.TimeCmd) (time.Time, error) {
-	return cmd.Result()
-}
-
 func atoi64(s string) (int64, error) {
 	if s == "" {
 		return 0, nil

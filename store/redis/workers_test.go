@@ -24,17 +24,16 @@ import (
 // crawlRun is one crawl of a politetest web by worker processes sharing one
 // redis-server.
 type crawlRun struct {
-	t       testing.TB
-	web     *politetest.Web
-	info    *politetest.ScenarioInfo
-	srv     *server
-	cfg     workerConfig
-	mu      sync.Mutex
-	procs   []*exec.Cmd
-	waits   []chan error
-	done    map[string]int         // source → worker that finished it
-	claims  map[string][]time.Time // host → when each granted claim's Acquire began
-	outputs []string
+	t      testing.TB
+	web    *politetest.Web
+	info   *politetest.ScenarioInfo
+	srv    *server
+	cfg    workerConfig
+	mu     sync.Mutex
+	procs  []*exec.Cmd
+	waits  []chan error
+	done   map[string]int         // source → worker that finished it
+	claims map[string][]time.Time // host → when each granted claim's Acquire began
 	// excuse, when set, forgives a violation the test explains.
 	excuse func(politetest.Violation) bool
 }
@@ -141,13 +140,6 @@ func killed(err error) bool {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
-}
-
-func (r *crawlRun) dbsize() int64 {
-	c := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
-	defer c.Close()
-	n, _ := c.DBSize(context.Background()).Result()
-	return n
 }
 
 func (r *crawlRun) finished() int {
