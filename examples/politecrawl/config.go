@@ -260,6 +260,9 @@ func (c *Config) check() error {
 				// Never echo the value: it may be the secret itself.
 				return c.errAt(key+".read.credential.value", "an inline credential is refused: give a reference, env:NAME or file:PATH (V2, V9b)")
 			}
+			if kind == "file" {
+				cr.Value = "file:" + c.rel(ref) // like every path of the file, relative to its folder
+			}
 		}
 		switch {
 		case s.Policy.Preset == "":

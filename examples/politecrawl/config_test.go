@@ -118,6 +118,14 @@ func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
 	if _, err := ParseConfig("c.yaml", []byte(ok)); err != nil {
 		t.Errorf("a reference was refused: %v", err)
 	}
+	file := strings.Replace(cms, `"Bearer s3cret-token"`, "file:secrets/cms", 1)
+	c, err := ParseConfig(filepath.Join("conf", "c.yaml"), []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Sources[0].Read.Credential.Value, "file:"+filepath.Join("conf", "secrets", "cms"); got != want {
+		t.Errorf("file reference %q, want %q (relative to the config's folder)", got, want)
+	}
 }
 
 func FuzzParseConfig(f *testing.F) {
