@@ -21,6 +21,7 @@
 //	politecrawl verify -config FILE | FILE.warc.gz   re-check every proof of fetch (exit 1: a failure)
 //	politecrawl report -config FILE [-json]  per source and per host, what the crawls did
 //	politecrawl export -config FILE -format jsonl|warc
+//	politecrawl withdraw -config FILE -source ID   an excluded source's content removed
 //	politecrawl serve [-flags FILE]          a simulated web to try them on, audited on Ctrl-C
 //
 // A live status line is drawn on a terminal; elsewhere crawl writes slog
@@ -65,6 +66,7 @@ commands:
   report         what the crawl did, per source and per host
   export         deposits as JSON Lines or WARC
   sources check  validate a configuration and print each source's effective policy
+  withdraw       remove an excluded source's deposits and crawl state from the store
   serve          serve a simulated web for the other commands to crawl, audit it on Ctrl-C
 
 run "politecrawl <command> -h" for a command's flags; the configuration is
@@ -96,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runReport(args[1:], stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "withdraw":
+		return runWithdraw(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
