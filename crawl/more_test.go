@@ -209,10 +209,10 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // A store that is slow holds the readers back: with queues of one between
-// the stages, a blocked deposit lets at most six reads happen (one being
-// deposited, one queued for it, one held by the extractor, one queued for
-// extraction, one held by each of the host's two readers), and the rest
-// wait in the host's queue (D7). Stages shows each queue.
+// the stages, a blocked deposit lets at most 4 + hostReaders reads happen
+// (one being deposited, one queued for it, one held by the extractor, one
+// queued for extraction, one held by each of the host's readers), and the
+// rest wait in the host's queue (D7). Stages shows each queue.
 func TestCrawler_D7_BoundedQueuesApplyBackPressure(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
@@ -228,13 +228,15 @@ func TestCrawler_D7_BoundedQueuesApplyBackPressure(t *testing.T) {
 		rep, _ := c.Pass(context.Background(), s.Name())
 		done <- rep
 	}()
-	// Wait until the readers are held back: both queues full and six read.
+	// Wait until the readers are held back: both queues full, all read
+	// that can be.
+	const most = 4 + hostReaders
 	var st Stage
 	n := 0
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(20 * time.Second)
-	for st.Extract != 1 || st.Deposit != 1 || st.Waiting != 6 || n != 6 {
+	for st.Extract != 1 || st.Deposit != 1 || st.Waiting != 12-most || n != most {
 		select {
 		case <-tick.C:
 		case <-deadline:
@@ -243,8 +245,8 @@ func TestCrawler_D7_BoundedQueuesApplyBackPressure(t *testing.T) {
 		if all := c.Stages(); len(all) == 1 {
 			st = all[0]
 		}
-		if n = articleRequests(web, s.Name(), s.Articles()); n > 6 {
-			t.Fatalf("%d reads while the store was blocked, want at most 6 (%+v)", n, st)
+		if n = articleRequests(web, s.Name(), s.Articles()); n > most {
+			t.Fatalf("%d reads while the store was blocked, want at most %d (%+v)", n, most, st)
 		}
 	}
 	close(ds.release)

@@ -951,12 +951,13 @@ func (c *Crawler) isActive(id string) bool {
 	return c.sources[id].Active
 }
 
-// hostReaders is how many goroutines read one host's queue in a pass. Two
-// keep the host's next request waiting at the chain's pacer while the
-// previous one is answered, so its start is the pacer's to decide, not the
-// scheduler's; the pacer still lets one request at a time through, each
-// its interval after the last.
-const hostReaders = 2
+// hostReaders is how many goroutines read one host's queue in a pass: one,
+// so that each Get starts its wait at the chain's pacer only once the
+// previous answer is in. More would queue Gets at the pacer, where the
+// policy's Timeout runs while they wait: with a long Crawl-delay, or a
+// host shared with another process, they would time out unsent and count
+// as failed reads.
+const hostReaders = 1
 
 // hostQueue is one host's articles in a pass, taken in order by its
 // readers until it ends or is stopped.
