@@ -171,6 +171,23 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
 	liveCtx, endLive := context.WithCancel(context.Background())
 	liveDone := make(chan struct{})
+	runID := fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
+	tallyDone := make(chan struct{})
+	go func() {
+		defer close(tallyDone)
+		t := time.NewTicker(TallyEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-liveCtx.Done():
+				return
+			case <-t.C:
+				if err := saveTallies(talliesPath(db.Path()), runID, c, obs, false); err != nil {
+					logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", err)
+				}
+			}
+		}
+	}()
 	dueDone := make(chan struct{})
 	go func() { defer close(dueDone); obs.watchDue(liveCtx, state, cfg.Sources) }()
 	if liveOn {
@@ -190,7 +207,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil
 	}
-	if terr := saveTallies(talliesPath(db.Path()), c, obs); terr != nil {
+	<-tallyDone
+	if terr := saveTallies(talliesPath(db.Path()), runID, c, obs, true); terr != nil {
 		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
 	}
 	s := obs.snapshot()

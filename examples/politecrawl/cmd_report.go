@@ -4,9 +4,10 @@ package main
 // did, per source and per host. From the store: each source's references
 // by outcome, its deposits and schedule, each host's refusal ledger
 // (strikes, cool-down, suspension). From the tallies each crawl adds to
-// when it ends (a JSON file beside the store): reads, 304s, envelope
-// bytes, refusals by reason, failures. A crawl killed with
-// SIGKILL adds no tallies; everything in the store stays exact.
+// as it runs (a JSON file beside the store, see Tallies): reads, 304s,
+// envelope bytes, refusals by reason, failures. A crawl killed with
+// SIGKILL loses at most its last TallyEvery of tallies; everything in the
+// store stays exact.
 
 import (
 	"context"
@@ -62,28 +63,45 @@ func (t *Tally) addCounts(c crawl.Counts) {
 	}
 }
 
-// Tallies are the crawls' tallies, kept beside the store.
+// Tallies are the crawls' tallies, kept beside the store: the totals of
+// the runs that ended, and each running crawl's own so far, which it
+// rewrites every TallyEvery and folds into the totals when it ends. A run
+// killed without that last write is folded in by the next run to save,
+// once its entry is an hour old.
 type Tallies struct {
-	Runs    int               `json:"runs"`
+	Runs    int                  `json:"runs"` // runs folded into the totals
+	Updated time.Time            `json:"updated"`
+	Sources map[string]*Tally    `json:"sources"`
+	Hosts   map[string]*Tally    `json:"hosts"`
+	Live    map[string]*RunTally `json:"live,omitempty"` // by run id
+}
+
+// RunTally is one running crawl's tallies so far.
+type RunTally struct {
 	Updated time.Time         `json:"updated"`
 	Sources map[string]*Tally `json:"sources"`
 	Hosts   map[string]*Tally `json:"hosts"`
 }
 
+// TallyEvery is how often a running crawl rewrites its tallies.
+const TallyEvery = 30 * time.Second
+
+// staleRun is how old a run's entry must be to be taken for dead.
+const staleRun = time.Hour
+
 // talliesPath is the tallies file of a store.
 func talliesPath(store string) string { return store + ".tallies.json" }
 
 func loadTallies(path string) (*Tallies, error) {
-	t := &Tallies{Sources: map[string]*Tally{}, Hosts: map[string]*Tally{}}
+	t := &Tallies{}
 	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return t, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if err := json.Unmarshal(b, t); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err == nil {
+		if err := json.Unmarshal(b, t); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if t.Sources == nil {
 		t.Sources = map[string]*Tally{}
@@ -91,43 +109,108 @@ func loadTallies(path string) (*Tallies, error) {
 	if t.Hosts == nil {
 		t.Hosts = map[string]*Tally{}
 	}
+	if t.Live == nil {
+		t.Live = map[string]*RunTally{}
+	}
 	return t, nil
 }
 
-// saveTallies adds one run's tallies to the file, replacing it atomically.
-func saveTallies(path string, c *crawl.Crawler, o *observer) error {
-	t, err := loadTallies(path)
-	if err != nil {
-		return err
+func tallyOf(m map[string]*Tally, k string) *Tally {
+	if m[k] == nil {
+		m[k] = &Tally{}
 	}
-	get := func(m map[string]*Tally, k string) *Tally {
-		if m[k] == nil {
-			m[k] = &Tally{}
+	return m[k]
+}
+
+// add adds u to t.
+func (t *Tally) add(u *Tally) {
+	t.Requests += u.Requests
+	t.NotModified += u.NotModified
+	t.Wire += u.Wire
+	t.TriggerReads += u.TriggerReads
+	t.Deposits += u.Deposits
+	t.Excerpts += u.Excerpts
+	t.Excluded += u.Excluded
+	t.Mismatches += u.Mismatches
+	t.Failures += u.Failures
+	t.Passes += u.Passes
+	t.Stopped += u.Stopped
+	for k, v := range u.Refusals {
+		if t.Refusals == nil {
+			t.Refusals = map[string]int{}
 		}
-		return m[k]
+		t.Refusals[k] += v
 	}
+}
+
+// fold adds a run's tallies to the totals.
+func (t *Tallies) fold(r *RunTally) {
+	for k, v := range r.Sources {
+		tallyOf(t.Sources, k).add(v)
+	}
+	for k, v := range r.Hosts {
+		tallyOf(t.Hosts, k).add(v)
+	}
+	t.Runs++
+}
+
+// total is the totals with the running crawls' tallies added.
+func (t *Tallies) total() *Tallies {
+	out := &Tallies{Runs: t.Runs, Updated: t.Updated, Sources: map[string]*Tally{}, Hosts: map[string]*Tally{}}
+	out.fold(&RunTally{Sources: t.Sources, Hosts: t.Hosts})
+	out.Runs = t.Runs
+	for _, r := range t.Live {
+		out.fold(r)
+	}
+	return out
+}
+
+// runTally is this run's tallies so far.
+func runTally(c *crawl.Crawler, o *observer) *RunTally {
+	r := &RunTally{Updated: time.Now().UTC(), Sources: map[string]*Tally{}, Hosts: map[string]*Tally{}}
 	for id, cs := range c.SourceCounts() {
-		get(t.Sources, id).addCounts(cs)
+		tallyOf(r.Sources, id).addCounts(cs)
 	}
 	for h, cs := range c.HostCounts() {
-		ht := get(t.Hosts, h)
-		nm := ht.NotModified
-		ht.addCounts(cs)
-		ht.NotModified = nm // the host's 304s are the client's, below
+		cs.NotModified = 0 // the host's 304s are the observer's, below
+		tallyOf(r.Hosts, h).addCounts(cs)
 	}
 	for h, f := range o.hostStats() {
-		ht := get(t.Hosts, h)
+		ht := tallyOf(r.Hosts, h)
 		ht.Requests += f.requests
 		ht.NotModified += f.notModified
 		ht.Wire += f.wire
 	}
-	t.Runs++
-	t.Updated = time.Now().UTC()
+	return r
+}
+
+// saveTallies writes run's tallies so far to the file (final: folded into
+// the totals), replacing the file atomically.
+func saveTallies(path, run string, c *crawl.Crawler, o *observer, final bool) error {
+	t, err := loadTallies(path)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	for id, r := range t.Live {
+		if id != run && now.Sub(r.Updated) > staleRun {
+			t.fold(r) // a run that ended without its last write
+			delete(t.Live, id)
+		}
+	}
+	rt := runTally(c, o)
+	if final {
+		delete(t.Live, run)
+		t.fold(rt)
+	} else {
+		t.Live[run] = rt
+	}
+	t.Updated = now
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
@@ -164,7 +247,8 @@ type HostReport struct {
 type Report struct {
 	Config  string         `json:"config"`
 	Store   string         `json:"store"`
-	Runs    int            `json:"runs"`
+	Runs    int            `json:"runs"`    // crawl runs that ended
+	Running int            `json:"running"` // crawls running (or killed within the hour), their tallies so far included
 	Sources []SourceReport `json:"sources"`
 	Hosts   []HostReport   `json:"hosts"`
 }
@@ -192,11 +276,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	state, _ := crawlStores(db)
-	tallies, err := loadTallies(talliesPath(db.Path()))
+	saved, err := loadTallies(talliesPath(db.Path()))
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	rep := Report{Config: cfg.Path(), Store: db.Path(), Runs: tallies.Runs}
+	tallies := saved.total()
+	rep := Report{Config: cfg.Path(), Store: db.Path(), Runs: saved.Runs, Running: len(saved.Live)}
 	hosts := map[string]bool{}
 	for _, s := range cfg.Sources {
 		sr := SourceReport{ID: s.ID, Active: s.Active, Refs: map[string]int{}, Tally: tallies.Sources[s.ID]}
@@ -293,7 +378,7 @@ func printReport(w io.Writer, rep *Report) {
 		}
 		return strings.Join(parts, " ")
 	}
-	fmt.Fprintf(w, "report of %s (store %s, %d crawl runs tallied)\n\n", rep.Config, rep.Store, rep.Runs)
+	fmt.Fprintf(w, "report of %s (store %s, %d crawl runs tallied, %d running)\n\n", rep.Config, rep.Store, rep.Runs, rep.Running)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tACTIVE\tREFS\tPENDING\tDEPOSITS\tEXCERPTS\tBYTES\tTRIGGER READS\t304\tFAILURES\tREFUSALS\tLAST TRIGGER\tNEXT TRIGGER")
 	for _, s := range rep.Sources {
