@@ -73,7 +73,7 @@ var kinds = map[string]fetch.Kind{
 func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "the configuration file: the crawler's identity, its policy and sources (required)")
+	configPath := fs.String("config", "", "the configuration file: the crawler's identity, its policy and sources (default: "+defaultConfig+" when it exists here)")
 	storePath := fs.String("store", "", "the SQLite state file (default: the config's)")
 	kindName := fs.String("kind", "article", "read the URL as: article, feed, sitemap, api or image")
 	var nf netFlags
@@ -84,8 +84,8 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("explain: one URL expected: politecrawl explain -config FILE URL")
 	}
-	if *configPath == "" {
-		return errors.New("explain: -config FILE is required: the crawler's identity and policy decide the answer")
+	if *configPath = configOrDefault(*configPath); *configPath == "" {
+		return errors.New("explain: -config FILE is required (no " + defaultConfig + " here): the crawler's identity and policy decide the answer")
 	}
 	kind, ok := kinds[*kindName]
 	if !ok {

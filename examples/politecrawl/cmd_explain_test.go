@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,5 +67,26 @@ func TestExplain_AllowedDisallowedCoolingBlocked(t *testing.T) {
 	}
 	if rep := sw.web.Audit(readyAudit("strict-news")); !rep.OK() {
 		t.Errorf("auditor:\n%s", rep)
+	}
+}
+
+// Without -config, explain (like verify, report, export and withdraw)
+// reads sources.yaml in the current folder.
+func TestExplain_DefaultConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b, err := os.ReadFile(readyConfig("strict-news"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sources.yaml"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "explain", "http://news-1.example/")
+	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "source                       news-1 (News One)") {
+		t.Errorf("explain in a folder with sources.yaml: %v\n%s", err, out)
 	}
 }

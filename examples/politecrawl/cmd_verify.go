@@ -29,15 +29,32 @@ type storeFlags struct {
 	store  string
 }
 
+// defaultConfig is the configuration the commands that read a crawl's
+// store use when -config is not given and it exists here.
+const defaultConfig = "sources.yaml"
+
+// configOrDefault returns path, or defaultConfig when path is "" and that
+// file exists, or "".
+func configOrDefault(path string) string {
+	if path != "" {
+		return path
+	}
+	if _, err := os.Stat(defaultConfig); err == nil {
+		return defaultConfig
+	}
+	return ""
+}
+
 func (s *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.config, "config", "", "the configuration file: its sources, and its store unless -store is given")
+	fs.StringVar(&s.config, "config", "", "the configuration file: its sources, and its store unless -store is given (default: "+defaultConfig+" when it exists here)")
 	fs.StringVar(&s.store, "store", "", "the SQLite file (default: the config's)")
 }
 
 // open loads the config and opens its store's deposits.
 func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *sqlite.DB, crawl.Deposits, error) {
+	s.config = configOrDefault(s.config)
 	if s.config == "" {
-		return nil, nil, nil, fmt.Errorf("%s: -config FILE is required: its sources name what the store holds", cmd)
+		return nil, nil, nil, fmt.Errorf("%s: -config FILE is required (no %s here): its sources name what the store holds", cmd, defaultConfig)
 	}
 	cfg, err := LoadConfig(s.config)
 	if err != nil {
