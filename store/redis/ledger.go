@@ -199,6 +199,16 @@ func (l *Ledger) Get(ctx context.Context, key string) (backoff.State, bool, erro
 	if err != nil {
 		return backoff.State{}, false, l.s.fail("ledger get", key, err)
 	}
+	// A refusal still owed (its write failed again) counts here at once.
+	l.s.mu.Lock()
+	p, owed := l.s.pending[key]
+	l.s.mu.Unlock()
+	switch {
+	case owed && ok:
+		st = cautious(st, p)
+	case owed:
+		st, ok = p, true
+	}
 	return st, ok, nil
 }
 
