@@ -87,7 +87,11 @@ func TestVault_V4_V7_BacklogDailyOnePassAtATime(t *testing.T) {
 	var firstErr error
 	done := make(chan struct{})
 	go func() { defer close(done); first, firstErr = s.c.Pass(ctx, "news-1") }()
-	<-started
+	select {
+	case <-started:
+	case <-done:
+		t.Fatalf("the first pass ended before it started: %v", firstErr)
+	}
 	other := &crawl.Crawler{Client: s.client, Sources: s.cfg.Sources, State: s.c.State, Deposits: s.c.Deposits, Clock: s.clk, Owner: "another-process"}
 	if _, err := other.Pass(ctx, "news-1"); !errors.Is(err, crawl.ErrLeaseHeld) {
 		t.Errorf("a second pass while the first runs: %v, want ErrLeaseHeld", err)
