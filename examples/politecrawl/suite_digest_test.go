@@ -68,7 +68,7 @@ func TestDigest_D2_D3_PaceAndUserAgent(t *testing.T) {
 	}
 	for i := 1; i < len(reqs); i++ {
 		gap := reqs[i].Start.Sub(reqs[i-1].Start)
-		if gap < 2*time.Second-5*time.Millisecond || gap > 5*time.Second+time.Second {
+		if gap < 2*time.Second-5*time.Millisecond || gap > 5*time.Second+2*time.Second { // the band, plus room for a loaded machine
 			t.Errorf("gap %d: %v, want within 2 to 5 s", i, gap)
 		}
 	}
