@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -195,8 +196,18 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	} else {
 		close(liveDone)
 	}
+	var passErrs []string
 	if *once {
-		_, err = c.RunOnce(ctx)
+		var reps []*crawl.PassReport
+		reps, err = c.RunOnce(ctx)
+		for _, r := range reps {
+			if r != nil && r.Err != nil && ctx.Err() == nil {
+				// A lease held elsewhere, a store that could not answer: the
+				// source was not crawled in full, and the exit status says so.
+				logger.Warn("pass ended early", "source", r.Source, "err", r.Err)
+				passErrs = append(passErrs, r.Source+": "+r.Err.Error())
+			}
+		}
 	} else {
 		err = c.Run(ctx)
 	}
@@ -219,6 +230,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		s.Requests, s.Deposited, s.Excerpted, s.Failed, s.Refused, s.NotModified, s.Cooling, s.Suspended)
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
+	}
+	if len(passErrs) > 0 {
+		return fmt.Errorf("crawl: %d passes ended early: %s", len(passErrs), strings.Join(passErrs, "; "))
 	}
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/provenance/warc"
@@ -151,5 +153,61 @@ func TestCrawl_Outputs(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d WARC deposits, want the 2 full ones", n)
+	}
+}
+
+// V7: never two passes of a source at once, even from two processes on
+// one store: a second crawl started while the first still holds the
+// licensed source's lease (its articles take seconds at 1 s a request)
+// sends nothing for it and says so in its exit status; the excerpt
+// source, whose pass had ended, has nothing due.
+func TestCrawl_V7_SecondProcessFindsTheLeaseHeld(t *testing.T) {
+	t.Parallel()
+	sw := newSimWeb(t, 2, 3)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "crawl.db")
+	cfg := readyConfig("strict-news")
+	first := exec.Command(binary, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...)
+	first.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var firstOut bytes.Buffer
+	first.Stdout, first.Stderr = &firstOut, &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		n := 0
+		for _, q := range sw.web.Requests() {
+			if q.Path == "/feed.xml" {
+				n++
+			}
+		}
+		if n == 2 { // both passes are under way: their feeds were read under the leases
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first crawl read no feeds:\n%s", firstOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for another process, not timing logic
+	}
+	before := len(sw.web.Requests())
+	r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...)
+	// news-2's pass may not quite have ended when the second one asks.
+	if r.code != 2 || !strings.Contains(r.stderr, "passes ended early: news-1: crawl: pass lease held") {
+		t.Errorf("second crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first crawl: %v\n%s", err, firstOut.String())
+	}
+	if !strings.Contains(firstOut.String(), "3 deposited, 3 excerpts") {
+		t.Errorf("first crawl:\n%s", firstOut.String())
+	}
+	for _, q := range sw.web.Requests()[before:] {
+		if q.Host == "news-2.example" {
+			t.Errorf("the second crawl asked news-2, which had nothing due: %s", q.Path)
+		}
+	}
+	if rep := sw.web.Audit(readyAudit("strict-news")); !rep.OK() {
+		t.Errorf("auditor over both processes:\n%s", rep)
 	}
 }
