@@ -22,13 +22,14 @@ import (
 // without a Get, finds no callInfo and uses its defaults. No layer reads
 // another layer's state through it.
 type callInfo struct {
-	kind    Kind
-	source  *Source   // resolved admitted hosts, params and credential
-	referer string    // for images: their article page
-	accept  string    // replaces the Identity's Accept when set
-	maxBody int64     // lowers the body caps when positive (WithMaxBody)
-	rec     *recorder // &recorder for a Get; nil for robots.txt fetches
-	turn    *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
+	kind          Kind
+	source        *Source   // resolved admitted hosts, params and credential
+	referer       string    // for images: their article page
+	accept        string    // replaces the Identity's Accept when set
+	maxBody       int64     // lowers the body caps when positive (WithMaxBody)
+	unconditional bool      // no validators sent or kept (Unconditional)
+	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
+	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
 
 	url       *url.URL // the Get's first request URL, and its String()
 	urlString string

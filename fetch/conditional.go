@@ -128,12 +128,13 @@ func validatorKey(req *http.Request) string {
 //
 // A share image's read (a Get of KindImage) is never conditional and keeps no
 // validators: its bytes are judged and dropped, so a 304 would stand for
-// nothing the caller has.
+// nothing the caller has. Nor is a Get with [Unconditional], for the same
+// reason.
 func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
 		return next(v.Next).RoundTrip(req)
 	}
-	if call := callFrom(req.Context()); call != nil && call.kind == KindImage {
+	if call := callFrom(req.Context()); call != nil && (call.kind == KindImage || call.unconditional) {
 		return next(v.Next).RoundTrip(req)
 	}
 	ctx := req.Context()
