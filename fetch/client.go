@@ -328,13 +328,12 @@ func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer =
 func WithAccept(accept string) GetOption { return func(c *callInfo) { c.accept = accept } }
 
 // WithSource applies a source's admitted hosts, declared parameters and
-// credential to this Get instead of the policy's.
+// credential to this Get instead of the policy's. The option may be used by
+// any number of Gets at once: s is copied and read only.
 func WithSource(s Source) GetOption {
-	return func(c *callInfo) {
-		s.Admitted = normalizeList(s.Admitted)
-		s.Credential.Hosts = normalizeList(s.Credential.Hosts)
-		c.source = &s
-	}
+	s.Admitted = normalizeList(s.Admitted)
+	s.Credential.Hosts = normalizeList(s.Credential.Hosts)
+	return func(c *callInfo) { c.source = &s }
 }
 
 // Get reads rawURL politely: tracking parameters stripped, redirects followed

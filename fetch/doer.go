@@ -32,11 +32,19 @@ type Doer interface {
 // of [Client.HTTPClient]; a refusal is a *[RefusedError] or a *[RequestError],
 // with no response. The Doer is safe for concurrent use and shares the Client's
 // state; it must not be used after the Client is closed.
-func (c *Client) Doer(k Kind) Doer { return &kindDoer{c: c, kind: k} }
+//
+// opts apply to every Do as they would to a Get: [WithSource] reads as that
+// source (its admitted hosts, checked on every hop, its declared parameters
+// and its credential), [Unconditional] sends no validators of the chain's.
+// The caller's own Accept still replaces the option's.
+func (c *Client) Doer(k Kind, opts ...GetOption) Doer {
+	return &kindDoer{c: c, kind: k, opts: append([]GetOption(nil), opts...)}
+}
 
 type kindDoer struct {
 	c    *Client
 	kind Kind
+	opts []GetOption
 }
 
 // Do reads req as the Doer's kind.
@@ -47,7 +55,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	call := c.newCall(d.kind, nil)
+	call := c.newCall(d.kind, d.opts)
 	if accept != "" {
 		call.accept = accept
 	}
