@@ -21,7 +21,11 @@
 // bounded queues to the extractors and then to one depositor, so a slow
 // extractor or store holds the readers back instead of growing memory.
 //
-// Only a final 200 received in full is deposited, with its decoded
+// An article is read only while it is not deposited, and always
+// unconditionally ([fetch.Unconditional]), so a read whose deposit failed,
+// or that a stopped process never deposited, is answered in full the next
+// time, never with a 304 standing for nothing kept. Only a final 200
+// received in full is deposited, with its decoded
 // envelope, its proof of fetch and the article extracted from it, and only
 // when the identifiers the trigger, the backlog list and the article give
 // agree. A source without a full-text licence, or an article the publisher

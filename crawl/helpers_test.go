@@ -43,11 +43,11 @@ func testPolicy(t testing.TB, p Preset, interval time.Duration) fetch.Policy {
 	return fp
 }
 
-// newClient builds the chain over web.
-func newClient(t testing.TB, web *politetest.Web, p fetch.Policy) *fetch.Client {
+// newClient builds the chain over web, with opts after the web's own.
+func newClient(t testing.TB, web *politetest.Web, p fetch.Policy, opts ...fetch.Option) *fetch.Client {
 	t.Helper()
-	c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(loopback))
+	c, err := fetch.New(p, append([]fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(loopback)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -431,6 +431,7 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		}
 		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
 	}
+	srcOpt := fetch.WithSource(fsrc) // one for every read of the pass
 	hosts := map[string][]*job{}
 	var order []string
 	var direct []*job // excerpt-only: no read
@@ -519,7 +520,7 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 						hq.stop()
 						return
 					}
-					c.read(stop, src, pass, maxReads, fsrc, j)
+					c.read(stop, src, pass, maxReads, srcOpt, j)
 					if j.cooldown {
 						// The host is cooling down or suspended: its other
 						// articles wait for the next pass, and the other
@@ -610,7 +611,7 @@ func articleURL(src *Source, r RefState) string {
 }
 
 // read counts one attempt and reads the article once.
-func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads int, fsrc fetch.Source, j *job) {
+func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads int, fsrc fetch.GetOption, j *job) {
 	n, err := c.state.Attempt(ctx, src.ID, pass, j.ref.Key)
 	if err != nil {
 		j.err = err
@@ -620,7 +621,10 @@ func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads i
 		j.skipped = true
 		return
 	}
-	j.res, j.err = c.Client.Get(ctx, j.url, fetch.AsKind(fetch.KindArticle), fetch.WithSource(fsrc))
+	// Unconditional: an article is read only while it is not deposited, so
+	// a 304 would stand for nothing kept (a deposit that failed, or a
+	// process stopped before it deposited), and the article would never be.
+	j.res, j.err = c.Client.Get(ctx, j.url, fetch.AsKind(fetch.KindArticle), fsrc, fetch.Unconditional())
 	var re *fetch.RefusedError
 	if errors.As(j.err, &re) && (re.Reason == fetch.Cooldown || re.Reason == fetch.Suspended) {
 		j.cooldown = true
