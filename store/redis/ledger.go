@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -261,12 +262,23 @@ func (l *Ledger) update(ctx context.Context, key string, fn func(backoff.State, 
 }
 
 // optimistic runs fn under WATCH of key, again while another client's write
-// to key makes its transaction fail, at most MaxRetries times.
+// to key makes its transaction fail, at most MaxRetries times. Between tries it
+// waits a random moment that grows with each lost race (up to 8 ms), so that
+// writers contending for one key take turns instead of all retrying at once;
+// the wait ends early with ctx.
 func (s *Store) optimistic(ctx context.Context, key string, fn func(tx *goredis.Tx) error) error {
-	for range or(s.MaxRetries, DefaultMaxRetries) {
+	for attempt := range or(s.MaxRetries, DefaultMaxRetries) {
 		err := s.Client.Watch(ctx, fn, key)
 		if !errors.Is(err, goredis.TxFailedErr) {
 			return err
+		}
+		limit := 50 * time.Microsecond << min(attempt, 8)
+		t := time.NewTimer(rand.N(limit) + time.Microsecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
 		}
 	}
 	return ErrContention
