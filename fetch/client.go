@@ -202,12 +202,46 @@ func (s *sharedPacer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // robotsCall marks a request as a robots.txt fetch of its own, so the layers
 // below neither take the Get's kind, Accept or Referer nor record its hops.
+// It tells the robots cache which failures are ours: a request that never
+// left the process fails with an error matching robots.ErrNotSent, which the
+// cache does not record as the host's robots.txt outcome (see notSent).
 type robotsCall struct{ next http.RoundTripper }
 
 func (r *robotsCall) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := withCall(req.Context(), &callInfo{kind: KindRobots})
-	return r.next.RoundTrip(req.WithContext(ctx))
+	call := &callInfo{kind: KindRobots}
+	resp, err := r.next.RoundTrip(req.WithContext(withCall(req.Context(), call)))
+	if err != nil && notSent(call, err) {
+		return nil, &notSentError{err: err}
+	}
+	return resp, err
 }
+
+// notSent reports whether a request that failed with err never left the
+// process: a layer of ours refused it (a *RefusedError: cool-down,
+// suspension, blocked address; nothing was sent), or the Pacer granted it no
+// turn (its wait ended, the Schedule failed), or its turn saw nothing reach
+// the host (no dial begun, no connection handed over, nothing written). A
+// failure after any of those is the network's or the server's.
+func notSent(call *callInfo, err error) bool {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return true
+	}
+	t := call.turn // set by the Pacer on this goroutine, before RoundTrip returned
+	if t == nil {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.wire
+}
+
+// notSentError is a robots.txt request's failure that is ours: its text is
+// the failure's, and it matches robots.ErrNotSent as well.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string   { return e.err.Error() }
+func (e *notSentError) Unwrap() []error { return []error{robots.ErrNotSent, e.err} }
 
 // admission is the top of both chains: https only (or http where the policy
 // allows it) and admitted hosts. A request a caller built (one without a

@@ -57,7 +57,9 @@ type Explanation struct {
 // daily re-check and never moves the pacer's record.
 //
 // A refusal is an answer (Allowed false, Refusal set), not an error; the error
-// is for a URL that does not parse, or ctx ending while robots.txt is read.
+// is for a URL that does not parse, ctx ending while robots.txt is read, or a
+// robots.txt request that could not be sent for a reason other than a refusal
+// (the shared Schedule's failure, say: it matches robots.ErrNotSent).
 func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOption) (Explanation, error) {
 	call := c.newCall(KindArticle, opts)
 	e := Explanation{Kind: call.kind}
@@ -82,14 +84,24 @@ func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOption) 
 
 	// robots.txt is read as the chain reads it (its own call, through the
 	// ledger gate and the pacer), once: Allow and CrawlDelay find it cached.
+	// A robots.txt request that was not sent is asked for once, not again
+	// by Allow: nothing was recorded.
 	if e.Robots, err = c.robots.Explain(ctx, u); err != nil && ctx.Err() != nil {
 		return e, ctx.Err()
 	}
-	if err := c.robots.Allow(ctx, u); err != nil {
+	if err == nil {
+		err = c.robots.Allow(ctx, u)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return e, ctx.Err()
 		}
-		e.Refusal = robotsRefusal(host, u, err)
+		switch f := robotsFailure(host, u, err).(type) {
+		case *RefusedError:
+			e.Refusal = f
+		default:
+			return e, f
+		}
 	}
 	if d, ok := c.robots.CrawlDelay(ctx, u); ok {
 		e.CrawlDelay = d

@@ -18,7 +18,8 @@ import (
 // RobotsChecker is what [RobotsGate] consults; *robots.Cache satisfies it.
 type RobotsChecker interface {
 	// Allow returns nil when u may be fetched, else an error matching
-	// robots.ErrDisallowed (or the context's error).
+	// robots.ErrDisallowed, or the context's error, or one matching
+	// robots.ErrNotSent when robots.txt could not be asked for.
 	Allow(ctx context.Context, u *url.URL) error
 	// CrawlDelay returns the Crawl-delay for us of u's site (its scheme, host
 	// and port), if its robots.txt sets one.
@@ -29,7 +30,12 @@ type RobotsChecker interface {
 // a refused URL gets a *[RefusedError] with Reason Robots and nothing is sent; an
 // allowed one goes on with the host's Crawl-delay handed to the [Pacer] below,
 // which lengthens the interval. The robots.txt fetch itself goes through the
-// chain the RobotsChecker was given, never through this gate.
+// chain the RobotsChecker was given, never through this gate. When that fetch
+// was not sent (robots.ErrNotSent), the request fails with that error and is
+// not sent either: the *RefusedError of the layer that refused robots.txt (a
+// cool-down, say), else the failure itself (the shared Schedule's error, a
+// deadline met waiting for the host's turn), never a robots refusal, since
+// robots.txt said nothing.
 //
 // What it reads from a request: its URL. What it adds: the host's Crawl-delay,
 // as a value in the request's context that only a Pacer below reads; the
@@ -62,13 +68,48 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
-		return nil, robotsRefusal(host, req.URL, err)
+		return nil, robotsFailure(host, req.URL, err)
 	}
 	if d, ok := g.Robots.CrawlDelay(ctx, req.URL); ok && d > 0 {
 		req = req.WithContext(withMinGap(ctx, d))
 	}
 	return next(g.Next).RoundTrip(req)
 }
+
+// robotsFailure is the error of a request to u, on host, that a
+// RobotsChecker's Allow did not let through with err: a refusal, or the
+// failure of a robots.txt request that was never sent (see RobotsGate).
+func robotsFailure(host string, u *url.URL, err error) error {
+	var ours *RefusedError
+	if errors.Is(err, robots.ErrNotSent) && !errors.As(err, &ours) {
+		return &robotsNotSentError{host: host, err: err}
+	}
+	return robotsRefusal(host, u, err)
+}
+
+// robotsNotSentError is the failure of a request whose robots.txt request
+// was not sent for a reason of ours other than a refusal. It matches
+// robots.ErrNotSent and the cause.
+type robotsNotSentError struct {
+	host string
+	err  error // the robots cache's, wrapping the chain's notSentError
+}
+
+func (e *robotsNotSentError) Error() string {
+	cause := causeText(e.err)
+	var ns *notSentError
+	if errors.As(e.err, &ns) {
+		cause = causeText(ns.err)
+		if errors.Is(ns.err, context.Canceled) {
+			// The robots.txt fetch runs on a context of its own, which
+			// only its time-out cancels.
+			cause = "the robots.txt time-out ran out while it waited for the host's turn"
+		}
+	}
+	return "fetch: robots.txt of " + e.host + " not requested, so nothing was sent: " + cause
+}
+
+func (e *robotsNotSentError) Unwrap() error { return e.err }
 
 // robotsRefusal is the refusal of u, on host, for err, the refusal of a
 // RobotsChecker's Allow.

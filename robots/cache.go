@@ -199,9 +199,11 @@ func (c *Cache) init() {
 // The robots.txt of u's scheme, host and port is fetched first when it is
 // not cached or expired; "/robots.txt" itself is always allowed without a
 // fetch. Allow returns ctx's error if ctx ends while it waits for a fetch
-// (the fetch goes on, for the other callers), and [ErrNotHTTPS] for a
+// (the fetch goes on, for the other callers), [ErrNotHTTPS] for a
 // scheme the Cache does not read (anything but https, or but https and
-// http with AllowHTTP).
+// http with AllowHTTP), and an error matching [ErrNotSent] when the
+// Transport could not send the robots.txt request (nothing is recorded; the
+// next call asks again).
 func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 	host, err := c.key(u)
 	if err != nil {
@@ -237,7 +239,8 @@ func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 // fetched and until when it stands). It fetches robots.txt first when it
 // is not cached or has expired, as Allow would. Its error is Allow's for a
 // URL it cannot answer for (a scheme it does not read, an invalid host,
-// ctx ended); a refusal is an answer (Allowed false), not an error.
+// ctx ended, robots.txt not requested: [ErrNotSent]); a refusal is an
+// answer (Allowed false), not an error.
 func (c *Cache) Explain(ctx context.Context, u *url.URL) (Decision, error) {
 	host, err := c.key(u)
 	if err != nil {
@@ -325,7 +328,8 @@ func (c *Cache) CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool
 
 // Sitemaps returns the Sitemap URLs of the host's robots.txt, fetching it
 // first if needed: none when it is absent, a *[DisallowedError] when its
-// outcome disallows the site.
+// outcome disallows the site, an error matching [ErrNotSent] when the
+// request for it was not sent.
 func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 	h, err := normalize(host)
 	if err != nil {
@@ -348,7 +352,8 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 // Lookup returns the host's current record, fetching robots.txt first when
 // it is not cached or has expired. Concurrent lookups of one host share
 // one fetch. Fetch failures are records, not errors: the error is ctx's
-// (a done ctx starts no fetch) or an invalid host's.
+// (a done ctx starts no fetch), an invalid host's, or one matching
+// [ErrNotSent] for a request the Transport did not send (nothing recorded).
 func (c *Cache) Lookup(ctx context.Context, host string) (Record, error) {
 	key, err := normalize(host)
 	if err != nil {
@@ -379,10 +384,13 @@ func (c *Cache) lookup(ctx context.Context, host string) (entry, error) {
 		return entry{}, err
 	}
 	ch := c.sf.DoChan(host, func() (any, error) {
-		return c.refresh(context.WithoutCancel(ctx), host), nil
+		return c.refresh(context.WithoutCancel(ctx), host)
 	})
 	select {
 	case r := <-ch:
+		if r.Err != nil {
+			return entry{}, r.Err
+		}
 		return r.Val.(entry), nil
 	case <-ctx.Done():
 		return entry{}, ctx.Err()
@@ -404,14 +412,22 @@ func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, boo
 }
 
 // refresh fetches the host's robots.txt and stores the new entry, unless
-// another fetch stored a fresh one meanwhile.
-func (c *Cache) refresh(ctx context.Context, host string) entry {
+// another fetch stored a fresh one meanwhile. A request that was not sent
+// (its error matches ErrNotSent) stores nothing: refresh returns its error.
+func (c *Cache) refresh(ctx context.Context, host string) (entry, error) {
 	clk := clock.Or(c.Clock)
 	prev, havePrev := c.get(ctx, host, clk.Now())
 	if havePrev && clk.Now().Before(prev.Expires) {
-		return prev
+		return prev, nil
 	}
 	res := c.fetch(ctx, host)
+	if res.notSent {
+		if c.Logger != nil {
+			c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots.txt not requested", slog.String("host", host),
+				slog.String("error", res.err.Error()))
+		}
+		return entry{}, res.err
+	}
 	now := clk.Now()
 	out := c.Policy.Status.Decide(res.status, res.err)
 	e := entry{Record: Record{Outcome: out, Status: res.status, FetchedAt: now}}
@@ -443,13 +459,13 @@ func (c *Cache) refresh(ctx context.Context, host string) entry {
 	}
 	if c.mem != nil {
 		c.mem.put(host, e)
-		return e
+		return e, nil
 	}
 	c.views.put(host, e)
 	if err := c.store.Put(ctx, host, e.Record); err != nil && c.Logger != nil {
 		c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store put failed", slog.String("host", host), slog.String("error", err.Error()))
 	}
-	return e
+	return e, nil
 }
 
 func (c *Cache) ttl(h http.Header) time.Duration {
@@ -461,10 +477,11 @@ func (c *Cache) ttl(h http.Header) time.Duration {
 }
 
 type fetchResult struct {
-	status int
-	body   []byte
-	header http.Header
-	err    error
+	status  int
+	body    []byte
+	header  http.Header
+	err     error
+	notSent bool // err matches ErrNotSent: the request never left the process
 }
 
 var errFetchTimeout = errors.New("robots: robots.txt fetch timed out")
@@ -511,6 +528,12 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			req.Header.Set("User-Agent", c.UserAgent)
 		}
 		resp, err := rt.RoundTrip(req)
+		if err != nil && errors.Is(err, ErrNotSent) {
+			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
+				err = fmt.Errorf("%w (%w)", cause, err)
+			}
+			return fetchResult{notSent: true, err: fmt.Errorf("robots: %s not requested: %w", target, err)}
+		}
 		if err != nil {
 			return fail(0, err)
 		}

@@ -17,6 +17,17 @@ var ErrDisallowed = errors.New("robots: disallowed by robots.txt")
 // Cache.AllowHTTP is set.
 var ErrNotHTTPS = errors.New("robots: not an https URL")
 
+// ErrNotSent is matched (with [errors.Is]) by a Cache.Transport's error when
+// the robots.txt request never left the process: a layer of ours refused to
+// send it, its pacing slot or shared schedule could not be had, its wait for
+// the host's turn ran out. Such a failure is ours, not the publisher's, so
+// the Cache records nothing for it (a record would be shared with every
+// worker for the retry interval): the request that needed robots.txt gets an
+// error matching ErrNotSent and the Transport's error (never [ErrDisallowed]:
+// robots.txt said nothing), and the next one asks again. A Transport that
+// cannot tell leaves its errors unmarked, and they are network failures.
+var ErrNotSent = errors.New("robots: robots.txt request not sent")
+
 // ErrInsecureRedirect is the network failure recorded when an https
 // robots.txt redirects to a URL that is not https (or any robots.txt to a
 // scheme other than http and https).
