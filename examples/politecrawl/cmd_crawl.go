@@ -135,6 +135,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 	defer client.Close()
+	watchCtx, endWatch := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); db.watch(watchCtx, logger) }() // says when Redis stops answering
+	defer func() { endWatch(); <-watchDone }()
 	state, deposits := crawlStores(db)
 
 	if out := cfg.JSONLPath(); out != "" {
@@ -168,7 +172,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	logger.Info("crawl starting", "config", cfg.Path(), "store", *storePath, "sources", len(cfg.Sources),
+	logger.Info("crawl starting", "config", cfg.Path(), "store", db.where(), "sources", len(cfg.Sources),
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
 	liveCtx, endLive := context.WithCancel(context.Background())
 	liveDone := make(chan struct{})

@@ -22,7 +22,6 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/robots"
-	"github.com/politefetch/politefetch/store/sqlite"
 )
 
 // ExitError is a command's failure with its exit status: 1 for an answer
@@ -35,10 +34,11 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Msg }
 
-// openClient opens the store at path and builds the fetch client every
-// command shares: the config's policy, the store's ledger, robots.txt
-// records, validators and pacing, and the test flags' network options.
-func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, extra ...fetch.Option) (*fetch.Client, *sqlite.DB, error) {
+// openClient opens the stores (the SQLite file at path, and the config's
+// Redis if it names one) and builds the fetch client every command shares:
+// the config's policy, the stores' ledger, robots.txt records, validators
+// and pacing, and the test flags' network options.
+func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, extra ...fetch.Option) (*fetch.Client, *stores, error) {
 	fp, err := cfg.FetchPolicy()
 	if err != nil {
 		return nil, nil, err
@@ -47,9 +47,9 @@ func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, ext
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := sqlite.Open(ctx, path, nil)
+	db, err := openStores(ctx, cfg, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, nil, err
 	}
 	opts = append(opts,
 		fetch.WithLedgerStore(db.Ledger()),

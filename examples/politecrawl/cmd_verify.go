@@ -20,7 +20,6 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/provenance/warc"
-	"github.com/politefetch/politefetch/store/sqlite"
 )
 
 // storeFlags are the flags of the commands that read a crawl's store.
@@ -51,7 +50,7 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 }
 
 // open loads the config and opens its store's deposits.
-func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *sqlite.DB, crawl.Deposits, error) {
+func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *stores, crawl.Deposits, error) {
 	s.config = configOrDefault(s.config)
 	if s.config == "" {
 		return nil, nil, nil, fmt.Errorf("%s: -config FILE is required (no %s here): its sources name what the store holds", cmd, defaultConfig)
@@ -67,9 +66,9 @@ func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *sqlite.DB,
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
 	}
-	db, err := sqlite.Open(ctx, path, nil)
+	db, err := openStores(ctx, cfg, path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	_, deps := crawlStores(db)
 	return cfg, db, deps, nil

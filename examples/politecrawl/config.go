@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/store/redis"
 )
 
 // maxConfigBytes bounds a configuration file.
@@ -80,8 +82,40 @@ type CrawlSettings struct {
 // StoreConfig says where state is kept.
 type StoreConfig struct {
 	// Path is the SQLite file, relative to the config's folder. "": the
-	// config's name with ".db" beside it.
+	// config's name with ".db" beside it. It holds the deposits, and the
+	// state too unless Redis is set.
 	Path string `json:"path"`
+	// Redis, when set, holds the state (schedule, ledger, robots.txt
+	// records, validators, crawl state) that several workers share. Nil:
+	// all of it is in the SQLite file.
+	Redis *RedisConfig `json:"redis"`
+}
+
+// RedisConfig is the Redis every worker of a crawl shares.
+type RedisConfig struct {
+	// Addr is the server's "host:port". Required.
+	Addr string `json:"addr"`
+	// Prefix starts every key, so several crawls can share one server.
+	// "": redis.DefaultPrefix ("politefetch:").
+	Prefix string `json:"prefix"`
+	// Username is the ACL user. "": the default user.
+	Username string `json:"username"`
+	// Password is a reference, "env:NAME" or "file:PATH", never the
+	// password itself. "": none.
+	Password string `json:"password"`
+	// DB is the database number. 0: the first.
+	DB int `json:"db"`
+	// Timeout bounds each call to Redis; a call past it is a refusal.
+	// 0: redis.DefaultTimeout (2s); from 100ms to 1m.
+	Timeout crawl.Duration `json:"timeout"`
+}
+
+// timeout is Timeout or its default.
+func (r *RedisConfig) timeout() time.Duration {
+	if r.Timeout == 0 {
+		return redis.DefaultTimeout
+	}
+	return time.Duration(r.Timeout)
 }
 
 // Outputs are files the crawl writes as it deposits.
@@ -247,6 +281,9 @@ func (c *Config) check() error {
 	case cs.MaxFailures < 0 || cs.MaxFailures > crawl.DefaultMaxFailures:
 		return c.errAt("crawl.max_failures", "%d: 1 to %d consecutive failures (V12)", cs.MaxFailures, crawl.DefaultMaxFailures)
 	}
+	if err := c.checkRedis(); err != nil {
+		return err
+	}
 	if len(c.Sources) == 0 {
 		return c.errAt("sources", "at least one source is required")
 	}
@@ -285,6 +322,42 @@ func (c *Config) check() error {
 			return c.errAt(key+".id", "%q is also the id of sources[%d]", s.ID, j)
 		}
 		seen[s.ID] = i
+	}
+	return nil
+}
+
+// checkRedis validates store.redis, and makes a file: password relative
+// to the config's folder.
+func (c *Config) checkRedis() error {
+	r := c.Store.Redis
+	if r == nil {
+		return nil
+	}
+	if r.Addr == "" {
+		return c.errAt("store.redis.addr", "required: the server's host:port, e.g. 127.0.0.1:6379")
+	}
+	host, port, err := net.SplitHostPort(r.Addr)
+	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+		return c.errAt("store.redis.addr", "%q: want host:port, e.g. 127.0.0.1:6379", r.Addr)
+	}
+	if strings.ContainsAny(r.Prefix, "{} \t\r\n") {
+		return c.errAt("store.redis.prefix", "%q: no braces (every key's subject is a Redis Cluster hash tag) and no spaces", r.Prefix)
+	}
+	if r.Password != "" {
+		kind, ref, _ := strings.Cut(r.Password, ":")
+		if (kind != "env" && kind != "file") || ref == "" {
+			// Never echo the value: it may be the password itself.
+			return c.errAt("store.redis.password", "an inline password is refused: give a reference, env:NAME or file:PATH")
+		}
+		if kind == "file" {
+			r.Password = "file:" + c.rel(ref)
+		}
+	}
+	if r.DB < 0 {
+		return c.errAt("store.redis.db", "%d: a database number is 0 or more", r.DB)
+	}
+	if d := time.Duration(r.Timeout); d != 0 && (d < 100*time.Millisecond || d > time.Minute) {
+		return c.errAt("store.redis.timeout", "%v: from 100ms to 1m", d)
 	}
 	return nil
 }
