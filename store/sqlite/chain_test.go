@@ -12,8 +12,9 @@ import (
 )
 
 // TestChainFailsClosed: a chain whose robots, ledger or schedule store is a
-// DB that fails refuses every request with a *fetch.RefusedError and
-// sends nothing; one whose validator store fails still reads, without
+// DB that fails sends nothing and returns an error carrying the store's
+// (for the ledger a *fetch.RefusedError; a failing schedule fails the
+// robots.txt read the request needs, robots.ErrNotSent); one whose validator store fails still reads, without
 // conditional headers (a lost validator costs bandwidth, never politeness).
 func TestChainFailsClosed(t *testing.T) {
 	for _, c := range []struct {
@@ -47,8 +48,10 @@ func TestChainFailsClosed(t *testing.T) {
 			res, err := client.Get(context.Background(), site.URL("/feed.xml"), fetch.AsKind(fetch.KindFeed))
 			var refused *fetch.RefusedError
 			switch {
-			case c.refuse && !errors.As(err, &refused):
-				t.Fatalf("Get with a failing %s store = %v, %v; want a *fetch.RefusedError", c.name, res, err)
+			case c.refuse && err == nil:
+				t.Fatalf("Get with a failing %s store = %v, nil; want an error", c.name, res)
+			case c.name == "Ledger" && !errors.As(err, &refused):
+				t.Fatalf("Get with a failing ledger store = %v; want a *fetch.RefusedError", err)
 			case c.refuse && len(web.Requests()) != 0:
 				t.Fatalf("a failing %s store refused, but %d requests reached the web", c.name, len(web.Requests()))
 			case c.refuse:

@@ -313,13 +313,7 @@ func TestCrashChild(t *testing.T) {
 			return d.DialContext(ctx, network, cfg.Addr)
 		}),
 		fetch.WithRootCAs(roots), fetch.WithAllowPrefixes(crashLoopback),
-		// Validators stay in memory: the chain keeps a page's validators as
-		// soon as its body is read, before the crawler deposits it, so with
-		// them on file an article read just before a kill would be asked
-		// for conditionally after the restart, answer 304, and never be
-		// deposited (a crawl issue, reported; the validator store itself
-		// passes its suite above).
-		fetch.WithLedgerStore(db.Ledger()), fetch.WithRobotsStore(db.Robots()),
+		fetch.WithLedgerStore(db.Ledger()), fetch.WithRobotsStore(db.Robots()), fetch.WithValidatorStore(db.Validators()),
 		fetch.WithSchedule(db.Schedule()))
 	if err != nil {
 		t.Fatal(err)
