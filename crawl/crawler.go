@@ -15,6 +15,7 @@ import (
 	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/sharecheck"
 )
 
 // Clock is the time a Crawler reads and waits on: Now and After. Nil
@@ -32,7 +33,9 @@ const (
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
 	// RetryAfterError is how long Run waits before a source's next pass
-	// when its last one could not run (a State that did not answer).
+	// when its last one could not run (a State that did not answer), or
+	// sent nothing of a trigger that was due (the chain's own stores did
+	// not answer, the host's turn was not had in time).
 	RetryAfterError = time.Minute
 )
 
@@ -132,6 +135,14 @@ type Crawler struct {
 	// shape). An extraction error leaves the deposit's Article nil; the
 	// envelope and its proof are still deposited.
 	Extract func(src *Source, res *fetch.Result) (*extract.Article, error)
+	// Images checks each story's share image (S7) for sources under the
+	// strict news policy, recording the answer in the Deposit's Image. Its
+	// Client should be the Crawler's, so the same identity, pacing,
+	// robots.txt and ledger apply. Nil: no image is checked, and no
+	// deposit carries one. Under the digest policy (which loads no
+	// sub-resource of a page) and the vault policy (which keeps no image)
+	// no image is ever read, whatever Images is.
+	Images *sharecheck.Checker
 
 	// OnEvent, when set, is called for every event, from the goroutine
 	// that caused it: it must be quick and safe for concurrent use.
@@ -453,11 +464,17 @@ func (c *Crawler) Run(ctx context.Context) error {
 				go func() {
 					defer wg.Done()
 					defer func() { done <- id }()
-					_, err := c.pass(ctx, src, passMode{})
+					rep, err := c.pass(ctx, src, passMode{})
 					var le *LeaseError
 					var notBefore time.Time
 					switch {
-					case err == nil || ctx.Err() != nil:
+					case ctx.Err() != nil:
+					case err == nil && rep.triggerDue:
+						// Nothing of the trigger was sent, for a failure
+						// of ours: it stays due, and is tried again a
+						// little later, not at once.
+						notBefore = rep.End.Add(RetryAfterError)
+					case err == nil:
 					case errors.As(err, &le) && errors.Is(err, ErrLeaseHeld):
 						// Another process runs this source's pass: look
 						// again when its lease ends.

@@ -45,14 +45,21 @@ type PassReport struct {
 	// Err is why the pass could not run or ended early (a lease held
 	// elsewhere, a store error, ctx), or nil.
 	Err error
+
+	triggerDue bool // the trigger was due, and is still: nothing of it was sent
 }
 
 // ListReport is what a read of a trigger or a walk of a backlog found.
 type ListReport struct {
-	Refs        int   // references read
-	New         int   // of them, never seen before
-	NotModified int   // feeds answered 304
-	Err         error // the first failure, or nil
+	Refs        int // references read
+	New         int // of them, never seen before
+	NotModified int // feeds answered 304
+	// Unsent counts the reads that never reached the publisher, for a
+	// failure of ours that may pass (a store of the chain's that did not
+	// answer, the host's turn not had in time). A trigger none of whose
+	// reads reached the publisher stays due.
+	Unsent int
+	Err    error // the first failure, or nil
 }
 
 func (c *Crawler) limits() (ttl time.Duration, reads, failures, hostQ, q, ex int) {
@@ -234,9 +241,20 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	rep.TriggerRead = true
 	sent := c.clk.Now()
 	slowed := false
-	fail := func(u string, err error) {
+	// read: some read of the trigger reached the publisher, or was refused
+	// by a decision of the chain's. A trigger none of whose reads did stays
+	// due: the failure was ours (see ours), and Run tries again after
+	// RetryAfterError instead of waiting out the interval.
+	read := false
+	doer := func(k fetch.Kind) *reachDoer { return &reachDoer{next: c.Client.Doer(k, src.fetchOption())} }
+	fail := func(u string, err error, reached bool) {
 		if rep.Trigger.Err == nil {
 			rep.Trigger.Err = err
+		}
+		if !reached && ours(err) {
+			rep.Trigger.Unsent++
+		} else {
+			read = true
 		}
 		slowed = slowed || slowedBy(err)
 		c.emit(Event{Kind: EventTriggerFailed, Source: src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
@@ -247,7 +265,8 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	if src.Backlog != nil {
 		refs, err := c.state.Refs(ctx, src.ID)
 		if err != nil {
-			fail("", err)
+			fail("", err, false)
+			rep.triggerDue = true
 			return
 		}
 		byURL = make(map[string]string, len(refs))
@@ -256,13 +275,15 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 		}
 	}
 	if len(src.Trigger.Feeds) > 0 {
-		r := &feed.Reader{Client: c.Client.Doer(fetch.KindFeed), RefsOnly: !keepsExcerpts(src), Keep: src.Params}
+		d := doer(fetch.KindFeed)
+		r := &feed.Reader{Client: d, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
 		for _, u := range src.Trigger.Feeds {
 			res, err := r.Read(ctx, u)
 			if err != nil {
-				fail(u, err)
+				fail(u, err, d.take())
 				continue
 			}
+			read = true
 			if res.NotModified {
 				rep.Trigger.NotModified++
 				c.emit(Event{Kind: EventNotModified, Source: src.ID, Host: hostOf(u), URL: u})
@@ -281,20 +302,29 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	} else {
 		spec := *src.Trigger.API
 		spec.MaxPages = 1
-		w := &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: spec, Keep: src.Params, Clock: c.clk}
+		d := doer(fetch.KindAPI)
+		w := &feed.APIWalker{Client: d, Spec: spec, Keep: src.Params, Clock: c.clk}
 		n, failed := 0, false
 		for ref, err := range w.Walk(ctx, feed.Stop{}) {
 			if err != nil {
-				fail(spec.URL, err)
+				fail(spec.URL, err, d.take())
 				failed = true
 				break
 			}
+			read = true
 			n++
 			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL)
 		}
 		if !failed {
+			read = true // an empty list is a read too
 			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
 		}
+	}
+	if !read {
+		// Nothing reached the publisher: the trigger stays due, and its
+		// last read and the site's slow-down stay as they were.
+		rep.triggerDue = true
+		return
 	}
 	if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
 		sc.LastTrigger = sent
@@ -351,11 +381,11 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 	var w feed.Walker
 	switch b.Kind {
 	case BacklogSitemap:
-		w = &feed.SitemapWalker{Client: c.Client.Doer(fetch.KindSitemap), URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
+		w = &feed.SitemapWalker{Client: c.Client.Doer(fetch.KindSitemap, src.fetchOption()), URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
 	case BacklogWordPress:
-		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI, src.fetchOption()), Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
 	default:
-		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI), Spec: *b.API, Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI, src.fetchOption()), Spec: *b.API, Keep: src.Params, Clock: c.clk}
 	}
 	refs, err := c.state.Refs(ctx, src.ID)
 	if err != nil {
@@ -423,7 +453,7 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 	if err != nil {
 		return err
 	}
-	fsrc := fetch.Source{Admitted: src.Admitted, Params: src.Params}
+	fsrc := src.fetchSource()
 	if src.Read.Method == ReadCMSAPI {
 		v, err := src.Read.Credential.Resolve()
 		if err != nil {
