@@ -38,6 +38,10 @@ const (
 	// MaxRedirects is how many redirects a robots.txt fetch follows (RFC
 	// 9309 §2.3.1.2: at least five); one more is [ErrTooManyRedirects].
 	MaxRedirects = 5
+	// DefaultStoreRecheck is how long a Cache answers from a record it read
+	// from a Store other than the default one before it reads the Store
+	// again, when Cache.StoreRecheck is zero.
+	DefaultStoreRecheck = 10 * time.Second
 )
 
 // FailureMode says what a failed fetch does when a good copy of robots.txt
@@ -136,6 +140,15 @@ type Cache struct {
 	// MaxHosts bounds the default Store, or the Cache's parsed view of the
 	// records of another Store; 0 means DefaultMaxHosts.
 	MaxHosts int
+	// StoreRecheck bounds how long the Cache answers from its view of a
+	// record read from a Store other than the default one (a networked
+	// store, where each Get is a round trip) before it reads the Store
+	// again; 0 means DefaultStoreRecheck, negative means every request reads
+	// it. A view is never used past its record's Expires, when robots.txt
+	// is due again: a record another process stores then (its refresh) is
+	// read at once. StoreRecheck is the staleness bound only for a record
+	// rewritten before its Expires, which no Cache does.
+	StoreRecheck time.Duration
 	// Timeout bounds one robots.txt fetch; 0 means DefaultTimeout. A fetch
 	// that runs over it (a slow body, say) is a network failure.
 	Timeout time.Duration
@@ -162,6 +175,10 @@ type entry struct {
 	// err is the fetch failure as it happened in this process; nil for a
 	// record read back from a Store, which keeps only its text.
 	err error
+	// recheck is when a view of a record of another Store must be checked
+	// against the Store again (Unix nanoseconds on the Cache's clock); 0 in
+	// the default store.
+	recheck int64
 }
 
 // view completes a record read from a Store with the Cache's view of it:
@@ -172,14 +189,27 @@ func (c *Cache) view(host string, r Record, now time.Time) entry {
 	v, ok := c.views.get(host, now)
 	if ok && v.FetchedAt.Equal(r.FetchedAt) && v.Outcome == r.Outcome && len(v.Body) == len(r.Body) && v.Failure == r.Failure {
 		v.Record = r
-		return v
+	} else {
+		v = entry{Record: r}
+		if r.Outcome == ParseBody {
+			v.rules = Parse(r.Body)
+		}
 	}
-	e := entry{Record: r}
-	if r.Outcome == ParseBody {
-		e.rules = Parse(r.Body)
+	v.recheck = c.recheckAt(now)
+	c.views.put(host, v)
+	return v
+}
+
+// recheckAt is when a view made at now is to be checked against the Store.
+func (c *Cache) recheckAt(now time.Time) int64 {
+	d := c.StoreRecheck
+	if d == 0 {
+		d = DefaultStoreRecheck
 	}
-	c.views.put(host, e)
-	return e
+	if d < 0 {
+		return 0
+	}
+	return now.Add(d).UnixNano()
 }
 
 func (c *Cache) init() {
@@ -404,6 +434,11 @@ func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, boo
 	if c.mem != nil {
 		return c.mem.get(host, now)
 	}
+	// A view checked against the Store less than StoreRecheck ago, of a
+	// record that still stands, answers without a round trip.
+	if v, ok := c.views.get(host, now); ok && now.UnixNano() < v.recheck && now.Before(v.Expires) {
+		return v, true
+	}
 	r, ok, err := c.store.Get(ctx, host)
 	if !ok || err != nil {
 		return entry{}, false
@@ -461,6 +496,7 @@ func (c *Cache) refresh(ctx context.Context, host string) (entry, error) {
 		c.mem.put(host, e)
 		return e, nil
 	}
+	e.recheck = c.recheckAt(now)
 	c.views.put(host, e)
 	if err := c.store.Put(ctx, host, e.Record); err != nil && c.Logger != nil {
 		c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store put failed", slog.String("host", host), slog.String("error", err.Error()))

@@ -47,5 +47,9 @@
 // in-memory view. [MemoryStore], the default, is bounded by size and time
 // and keeps that view beside the record, so a cached host costs no parse
 // and no allocation per request; package robotstest checks any other
-// implementation.
+// implementation. With another Store (a networked one, where each read is a
+// round trip), the Cache answers from its view of a host's record for at
+// most Cache.StoreRecheck before reading the Store again, and never past the
+// record's Expires: a refresh stored by another process is seen as soon as
+// the record it replaces is due.
 package robots
