@@ -110,6 +110,10 @@ type Decision struct {
 	// Cause and LastAt describe the host's last refusal ("" and zero if none).
 	Cause  string
 	LastAt time.Time
+	// Recorded says the Store held a record of the host when Check read
+	// it. False is the common case, a host with nothing against it: a
+	// caller passes it on to Observe as Outcome.NoRecord.
+	Recorded bool
 
 	err error
 }
@@ -147,6 +151,7 @@ func (l *Ledger) Check(ctx context.Context, host string, kind Kind, now time.Tim
 		d.Allowed = true
 		return d
 	}
+	d.Recorded = true
 	d.fill(&st)
 	if l.pol.NoCooldown {
 		d.Allowed = true
@@ -301,14 +306,22 @@ type Event struct {
 // meanwhile (the Store gets ctx's values, not its cancellation). Observe
 // returns the event it emitted (EventNone when nothing changed). On a
 // Store error nothing is recorded and the error is returned.
+//
+// A success costs one read of the Store, to find what it clears, and a
+// write when there is something; none at all when o.NoRecord says the
+// Check before the request found no record (see [Outcome]).
 func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.Time) (Event, error) {
 	l.init()
 	key := l.Key(host)
 	v := l.pol.classify(o)
 	if v == Success {
 		// The common case, a success at a host with nothing against it,
-		// has nothing to clear: one read, no write. (A refusal recorded
-		// between this read and now stands, which is the polite side.)
+		// has nothing to clear: no read when the Check said so, else one
+		// read and no write. (A refusal recorded since stands, which is
+		// the polite side, and the next Check reads it.)
+		if o.NoRecord {
+			return Event{}, nil
+		}
 		if _, ok, err := l.store().Get(ctx, key); err == nil && !ok {
 			return Event{}, nil
 		}

@@ -19,6 +19,14 @@ type Outcome struct {
 	// Challenge names the bot-protection provider whose challenge or block
 	// page this was (see [DetectChallenge]), or "" for an ordinary response.
 	Challenge string
+	// NoRecord is set by a caller whose Check before this request found no
+	// record of the host ([Decision].Recorded false). A success then has
+	// nothing to clear, and Observe reads and writes nothing: one round
+	// trip fewer per request with a networked Store. A refusal another
+	// process recorded since that Check stands, and the next Check, which
+	// always reads the Store, sees it. It changes nothing for a refusal or
+	// a neutral response. Leave it false when unsure.
+	NoRecord bool
 }
 
 // NewOutcome reads an Outcome from a response: its status, its headers and

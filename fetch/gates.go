@@ -201,7 +201,8 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	kind := kindOf(req)
-	if d := g.Ledger.Check(ctx, host, kind, clk.Now()); !d.Allowed {
+	d := g.Ledger.Check(ctx, host, kind, clk.Now())
+	if !d.Allowed {
 		closeBody(req)
 		re := &RefusedError{Host: host, URL: req.URL.Redacted(), Reason: Cooldown, Until: d.Until, Err: d.Err()}
 		if d.Reason == backoff.Suspended {
@@ -218,6 +219,7 @@ func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
+	o.NoRecord = !d.Recorded // a success at a host with no record: nothing to read back
 	// The Ledger records a refusal even if the caller gives up at this very
 	// moment (see the Ledger interface).
 	_, _ = g.Ledger.Observe(ctx, host, o, clk.Now())
