@@ -11,6 +11,7 @@ import (
 	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/sharecheck"
 )
 
 // Deposit is what a crawl keeps of one article: either the article as read
@@ -46,6 +47,17 @@ type Deposit struct {
 	// Excerpt is the story as the feed describes it, labelled, with a link
 	// to the original; nil for a full deposit.
 	Excerpt *feed.Excerpt
+
+	// Image is the check of the story's share image (the one the article
+	// or, failing that, the feed names): whether a story may link to it,
+	// and if not why, its dimensions, the final URL to link to and the
+	// credit stated. Nil when no check was made: the Crawler has no
+	// Images checker, the source is not under the strict news policy, the
+	// story names no image, or the pass ended before the check did. Its
+	// Err is nil (Reason says why an image is not used), so a deposit is
+	// plain data that every Deposits implementation keeps whole. The image
+	// itself is never kept. Image takes no part in the deposit's Digest.
+	Image *sharecheck.Result
 }
 
 // Sum returns the deposit's digest: the envelope's, or the excerpt's JSON
@@ -106,6 +118,7 @@ func (m *MemoryDeposits) Put(ctx context.Context, d *Deposit) (bool, error) {
 	m.seen[d.Source][d.Digest] = true
 	c := *d
 	c.Envelope = slices.Clone(d.Envelope)
+	c.Image = cloneImage(d.Image)
 	m.list[d.Source] = append(m.list[d.Source], &c)
 	return true, nil
 }
@@ -119,6 +132,7 @@ func (m *MemoryDeposits) List(ctx context.Context, source string, since time.Tim
 		if !d.ReadAt.Before(since) {
 			c := *d
 			c.Envelope = slices.Clone(d.Envelope)
+			c.Image = cloneImage(d.Image)
 			out = append(out, &c)
 		}
 	}
@@ -133,4 +147,14 @@ func (m *MemoryDeposits) Withdraw(ctx context.Context, source string) (int, erro
 	delete(m.list, source)
 	delete(m.seen, source)
 	return n, nil
+}
+
+// cloneImage returns a copy of r, its Err dropped as a store drops it.
+func cloneImage(r *sharecheck.Result) *sharecheck.Result {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Err = nil
+	return &c
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/sharecheck"
 )
 
 // PassReport is what one pass of one source did.
@@ -442,7 +443,8 @@ type job struct {
 	err      error
 	article  *extract.Article
 	xerr     error
-	cooldown bool // the chain refused for the host's cool-down or suspension
+	cooldown bool               // the chain refused for the host's cool-down or suspension
+	image    *sharecheck.Result // the story's share image, checked (images.go)
 }
 
 // readArticles reads every pending article of the source through the
@@ -583,18 +585,20 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		close(extractQ)
 	}()
 	var extractors sync.WaitGroup
+	images := c.imageStage(stop, src, depositQ)
 	for range nex {
 		extractors.Add(1)
 		go func() {
 			defer extractors.Done()
 			for j := range extractQ {
 				c.extract(src, j)
-				depositQ <- j
+				images.send(c, src, j)
 			}
 		}()
 	}
 	go func() {
 		extractors.Wait()
+		images.wait()
 		close(depositQ)
 	}()
 	var storeErr error
@@ -766,7 +770,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 	}
 	d := &Deposit{
 		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
-		Envelope: j.res.Body, MediaType: j.res.MediaType, Proof: j.res.Proof, Article: j.article,
+		Envelope: j.res.Body, MediaType: j.res.MediaType, Proof: j.res.Proof, Article: j.article, Image: j.image,
 	}
 	if d.URL == "" {
 		d.URL = j.url
@@ -796,7 +800,7 @@ func (c *Crawler) maxReads() int {
 }
 
 func (c *Crawler) putExcerpt(ctx context.Context, src *Source, j *job, now time.Time) (bool, error) {
-	d := &Deposit{Source: src.ID, Key: j.ref.Key, URL: j.ref.Excerpt.Link, ReadAt: now, Excerpt: j.ref.Excerpt}
+	d := &Deposit{Source: src.ID, Key: j.ref.Key, URL: j.ref.Excerpt.Link, ReadAt: now, Excerpt: j.ref.Excerpt, Image: j.image}
 	if d.URL == "" {
 		d.URL = j.ref.URL
 	}
