@@ -53,6 +53,9 @@ type CrawlConfig struct {
 	// InfoURL is the crawler's information page in its User-Agent. "":
 	// DemoInfoURL.
 	InfoURL string
+	// Store, when set, keeps every piece of state and every deposit (see
+	// demo_store.go); nil: all in memory, forgotten with the process.
+	Store *stores
 }
 
 // The demo crawler's identity: a preset is a policy, not an identity.
@@ -92,6 +95,8 @@ type CrawlSummary struct {
 
 	Requests int                // requests the web received
 	Audit    *politetest.Report // the auditor's verdict
+
+	Store *StoreSummary // what the file held and gained; nil: in memory
 }
 
 // BacklogSummary is what the backlog walks did: a start-up walk knowing
@@ -121,9 +126,14 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = DemoName, DemoVersion, cfg.InfoURL
 	pol.Interval, pol.IntervalMax = cfg.Interval, 0
-	client, err := fetch.New(pol,
+	opts := []fetch.Option{
 		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+	}
+	if cfg.Store != nil {
+		opts = append(opts, stateOptions(cfg.Store)...)
+	}
+	client, err := fetch.New(pol, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +173,23 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	t := &tally{sum: sum, out: out, sites: len(info.Sites)}
 	day := clock.NewManual(time.Now())
 	c := &crawl.Crawler{Client: client, Sources: sources, Clock: day, OnEvent: t.event}
-	fmt.Fprintf(out, "crawling %d sites (%d rude) as %s, one request per site every %v (the policy's 1 s scaled down)\n",
-		len(info.Sites), len(info.Rude()), pol.UserAgent(), cfg.Interval)
+	var robotsKnown map[string]bool
+	if cfg.Store != nil {
+		sum.Store = &StoreSummary{Path: cfg.Store.Path()}
+		var resume time.Time
+		robotsKnown, resume, err = storeStart(ctx, cfg.Store, sources, sum.Store)
+		if err != nil {
+			return nil, err
+		}
+		if resume.After(day.Now()) {
+			day.Set(resume) // the simulated day goes on where the file left it
+		}
+		c.State, c.Deposits = crawlStores(cfg.Store)
+		fmt.Fprintf(out, "store %s: %d references and %d deposits known, robots.txt of %d of the %d sites\n",
+			sum.Store.Path, sum.Store.Known, sum.Store.Deposits, sum.Store.RobotsKnown, len(info.Sites))
+	}
+	fmt.Fprintf(out, "crawling %d sites (%d rude) as %s, one request per site every %v (%s)\n",
+		len(info.Sites), len(info.Rude()), pol.UserAgent(), cfg.Interval, pacingNote(cfg.Interval))
 
 	wpPages := func() int {
 		n := 0
@@ -179,6 +204,9 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		day.Set(day.Now().Add(step))
 		t.round = i
 		if _, err := c.RunOnce(ctx); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("the demo's time ran out (-timeout) before the crawl ended: %w", err)
+			}
 			return nil, err
 		}
 		switch i {
@@ -208,7 +236,16 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	if slack <= 0 {
 		slack = politetest.Slack(cfg.Interval / 5)
 	}
-	sum.Audit = web.Audit(CrawlAuditPolicy(pol, slack))
+	if cfg.Store != nil {
+		sum.Audit = auditResumed(web, CrawlAuditPolicy(pol, slack), robotsKnown, sum.Store)
+		n, err := storeDeposits(ctx, cfg.Store, sources)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", sum.Store.Path, err)
+		}
+		sum.Store.NewDeposits = n - sum.Store.Deposits
+	} else {
+		sum.Audit = web.Audit(CrawlAuditPolicy(pol, slack))
+	}
 	sum.Elapsed = time.Since(start)
 	sum.Print(out)
 	return sum, nil
@@ -303,6 +340,8 @@ func (t *tally) progress(p *crawl.PassReport) {
 	switch {
 	case p.Trigger.Err != nil:
 		parts = append(parts, "feed "+brief(p.Trigger.Err))
+	case p.Trigger.NotModified > 0 && p.Trigger.Refs == 0:
+		parts = append(parts, "feed 304, unchanged since the validators kept")
 	default:
 		parts = append(parts, fmt.Sprintf("feed %d items", p.Trigger.Refs))
 	}
@@ -337,22 +376,54 @@ func brief(err error) string {
 			return fmt.Sprintf("%d (Retry-After %s)", se.StatusCode, se.RetryAfter)
 		}
 		return fmt.Sprint(se.StatusCode)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "not read: the demo's time ran out (-timeout)"
+	case errors.Is(err, context.Canceled):
+		return "not read: interrupted"
 	}
-	return err.Error()
+	return "not read: " + strings.TrimPrefix(err.Error(), "feed: ")
+}
+
+// pacingNote says how the interval compares with the policy's 1 s.
+func pacingNote(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "the policy's 1 s scaled down"
+	case d == time.Second:
+		return "the policy's 1 s"
+	}
+	return "longer than the policy's 1 s"
 }
 
 // Print writes the summary.
 func (s *CrawlSummary) Print(out io.Writer) {
-	fmt.Fprintf(out, "\nsummary after %v (pacing %v per site, the policy's 1 s scaled down)\n", s.Elapsed.Round(10*time.Millisecond), s.Interval)
+	fmt.Fprintf(out, "\nsummary after %v (pacing %v per site, %s)\n", s.Elapsed.Round(10*time.Millisecond), s.Interval, pacingNote(s.Interval))
 	fmt.Fprintf(out, "  sites            %d (%d rude)\n", s.Sites, s.RudeSites)
-	fmt.Fprintf(out, "  feeds            %d parsed, %d failed at start-up; read again +15 min and +24 h: %d × 304 (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
-	fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known (V4)\n",
-		s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"))
+	resumed := s.Store != nil && s.Store.Known > 0
+	if resumed {
+		fmt.Fprintf(out, "  feeds            %d parsed, %d failed at start-up; %d × 304 over the three rounds, to the validators the store kept (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
+	} else {
+		fmt.Fprintf(out, "  feeds            %d parsed, %d failed at start-up; read again +15 min and +24 h: %d × 304 (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
+	}
+	if resumed && s.Backlog.Pages == 0 {
+		fmt.Fprintf(out, "  backlog          %s: walked by an earlier run, not due at start-up; a day later %s, the rest known (V4)\n",
+			s.Backlog.Site, plural(s.Backlog.NextPages, "page"))
+	} else {
+		fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known (V4)\n",
+			s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"))
+	}
 	fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
 	fmt.Fprintf(out, "  refused by us    %s\n", tallyLine(s.RefusedByUs))
 	fmt.Fprintf(out, "  refused by them  %s\n", tallyLine(s.RefusedByServer))
 	fmt.Fprintf(out, "  cooling down     %s\n", list(s.CooledDown))
 	fmt.Fprintf(out, "  suspended        %s\n", list(s.Suspended))
+	if st := s.Store; st != nil {
+		fmt.Fprintf(out, "  store            %s: known from the store: %d references, %d deposits; this run: %d new deposits, %d × 304\n",
+			st.Path, st.Known, st.Deposits, st.NewDeposits, s.FeedsNotModified)
+		if st.RobotsExcused > 0 {
+			fmt.Fprintf(out, "                   robots.txt of %d sites from the store, read and audited in an earlier run: this run's auditor never saw it asked\n", st.RobotsExcused)
+		}
+	}
 	if s.Audit == nil {
 		return
 	}

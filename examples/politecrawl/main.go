@@ -9,7 +9,10 @@
 // serves, one line per site, crawls it politely and prints the auditor's
 // verdict. Nothing leaves the machine. With -client=plain it makes one
 // polite request per site (robots.txt first, then the feed) with a plain
-// net/http client instead of the fetch chain.
+// net/http client instead of the fetch chain. With -store FILE the crawl
+// keeps its state and deposits in that SQLite file: run it again with the
+// same seed and it knows the first run's articles (nothing is deposited
+// twice) and its feeds answer 304 to the validators kept.
 //
 // The other commands crawl an operator's own sources, described in a YAML
 // configuration (docs/config.md; three ready ones in configs/ reproduce the
@@ -118,6 +121,7 @@ type demoConfig struct {
 	client   string
 	interval time.Duration
 	timeout  time.Duration
+	store    string
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
@@ -132,6 +136,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.client, "client", "chain", `"chain": crawl through the fetch chain; "plain": one polite request per site with a plain net/http client`)
 	fs.DurationVar(&cfg.interval, "interval", 0, "per-site interval (0: the crawl's default, the policy's 1 s scaled down)")
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.StringVar(&cfg.store, "store", "", "keep the crawl's state and deposits in this SQLite file (default: in memory); a second run with the same -seed resumes from it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -140,6 +145,12 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.client != "chain" && cfg.client != "plain" {
 		return fmt.Errorf("demo: -client must be chain or plain, not %q", cfg.client)
+	}
+	if cfg.store != "" && cfg.client != "chain" {
+		return errors.New("demo: -store needs -client=chain (the plain client keeps no state)")
+	}
+	if cfg.timeout <= 0 {
+		return fmt.Errorf("demo: -timeout %v: want a positive duration", cfg.timeout)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -171,9 +182,18 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	var report *politetest.Report
 	switch cfg.client {
 	case "chain":
-		sum, err := RunCrawl(ctx, web, info, CrawlConfig{Interval: cfg.interval}, stdout)
+		cc := CrawlConfig{Interval: cfg.interval}
+		if cfg.store != "" {
+			st, err := openDemoStore(ctx, cfg.store)
+			if err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
+			defer st.Close()
+			cc.Store = st
+		}
+		sum, err := RunCrawl(ctx, web, info, cc, stdout)
 		if err != nil {
-			return err
+			return fmt.Errorf("demo: %w", err)
 		}
 		report = sum.Audit
 	case "plain":
