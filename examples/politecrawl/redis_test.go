@@ -24,6 +24,9 @@ import (
 // redisServer is a redis-server on a free loopback port, started by a test
 // and stopped at its end, keeping nothing on disk.
 type redisServer struct {
+	t    *testing.T
+	bin  string
+	port int
 	addr string
 	cmd  *exec.Cmd
 }
@@ -41,16 +44,21 @@ func startRedis(t *testing.T) *redisServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &redisServer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	s.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	s := &redisServer{t: t, bin: bin, port: port, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// start starts the server on its port and waits until it answers.
+func (s *redisServer) start() {
+	t := s.t
+	t.Helper()
+	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--protected-mode", "no", "--loglevel", "warning")
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	})
 	c := goredis.NewClient(&goredis.Options{Addr: s.addr, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -58,13 +66,24 @@ func startRedis(t *testing.T) *redisServer {
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return s
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server on %s does not answer: %v", s.addr, err)
 		}
 		time.Sleep(20 * time.Millisecond) // waiting for another process to listen, not timing logic
 	}
+}
+
+// stop kills the server and waits for it to end; a stopped server is left
+// alone.
+func (s *redisServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
 }
 
 // redisConfig writes a strict news config of full-text sources, one per
@@ -351,5 +370,56 @@ func TestCrawl_RedisInlinePasswordRefused(t *testing.T) {
 	}
 	if n := len(sw.web.Requests()); n != 0 {
 		t.Errorf("%d requests", n)
+	}
+}
+
+// Redis stopped mid-crawl: the crawl fails closed (nothing is fetched
+// while it is down, bar the one request whose claim and slot were taken
+// before), its log says so once, and says so again when Redis answers.
+func TestCrawl_RedisDownMidCrawlFailsClosed(t *testing.T) {
+	t.Parallel()
+	srv := startRedis(t)
+	sw := newSimWeb(t, 1, 8)
+	cfg := redisConfig(t, 1, false, "    addr: "+srv.addr+"\n    timeout: 200ms")
+	w := startWorker(t, 1, append([]string{"crawl", "-config", cfg}, sw.flags...)...)
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20 s:\n%s", what, w.out.String())
+			}
+			time.Sleep(10 * time.Millisecond) // waiting for another process, not timing logic
+		}
+	}
+	articles := func() int {
+		n := 0
+		for _, q := range sw.web.Requests() {
+			if strings.Contains(q.Path, "/article-") {
+				n++
+			}
+		}
+		return n
+	}
+	until("two articles read", func() bool { return articles() >= 2 })
+	srv.stop()
+	down := len(sw.web.Requests())
+	until("the log saying redis is down", func() bool { return strings.Contains(w.out.String(), "redis is not answering") })
+	time.Sleep(1500 * time.Millisecond) // a window of the outage to watch (another process's), not timing logic
+	if n := len(sw.web.Requests()) - down; n > 1 {
+		t.Errorf("%d requests sent while Redis was down, want at most the one already claimed", n)
+	}
+	srv.start()
+	until("the log saying redis is back", func() bool { return strings.Contains(w.out.String(), "redis answers again") })
+	w.cmd.Process.Signal(os.Interrupt)
+	<-w.done
+	if w.code != 0 {
+		t.Errorf("exit %d after Ctrl-C\n%s", w.code, w.out.String())
+	}
+	t.Logf("the crawl's log:\n%s", w.out.String())
+	if strings.Count(w.out.String(), "redis is not answering") != 1 {
+		t.Errorf("the outage should be logged once:\n%s", w.out.String())
+	}
+	if rep := sw.web.Audit(auditPolicy("strict-news")); !rep.OK() {
+		t.Errorf("auditor:\n%s", rep)
 	}
 }

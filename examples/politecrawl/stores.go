@@ -22,6 +22,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/crawl"
@@ -56,6 +57,11 @@ func openStores(ctx context.Context, cfg *Config, path string) (*stores, error) 
 		if err != nil {
 			return nil, err
 		}
+		// go-redis logs its pool's failed dials to stderr, through one
+		// logger for the whole process: silenced, since the crawl says
+		// once when Redis stops answering (watch) and every failed call
+		// is an error the layers report.
+		logging.Disable()
 		timeout := rc.timeout()
 		s.addr = rc.Addr
 		s.rc = goredis.NewClient(&goredis.Options{
@@ -112,7 +118,11 @@ func (s *stores) where() string {
 	if s.rs == nil {
 		return s.Path()
 	}
-	return "redis " + s.addr + " (prefix " + strconv.Quote(s.rs.Prefix) + "), deposits in " + s.Path()
+	p := s.rs.Prefix
+	if p == "" {
+		p = redis.DefaultPrefix
+	}
+	return "redis " + s.addr + " (prefix " + strconv.Quote(p) + "), deposits in " + s.Path()
 }
 
 // Ledger is the refusal ledger's store.
