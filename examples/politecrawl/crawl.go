@@ -237,7 +237,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		slack = politetest.Slack(cfg.Interval / 5)
 	}
 	if cfg.Store != nil {
-		sum.Audit = auditResumed(web, CrawlAuditPolicy(pol, slack), robotsKnown, sum.Store)
+		sum.Audit = auditResumed(web, info, CrawlAuditPolicy(pol, slack), robotsKnown, sum.Store)
 		n, err := storeDeposits(ctx, cfg.Store, sources)
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", sum.Store.Path, err)
@@ -420,6 +420,9 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	if st := s.Store; st != nil {
 		fmt.Fprintf(out, "  store            %s: known from the store: %d references, %d deposits; this run: %d new deposits, %d × 304\n",
 			st.Path, st.Known, st.Deposits, st.NewDeposits, s.FeedsNotModified)
+		for _, f := range st.Forbidden {
+			fmt.Fprintf(out, "                   disallowed by the robots.txt the store kept, yet asked: %s\n", f)
+		}
 		if st.RobotsExcused > 0 {
 			fmt.Fprintf(out, "                   robots.txt of %d sites from the store, read and audited in an earlier run: this run's auditor never saw it asked\n", st.RobotsExcused)
 		}

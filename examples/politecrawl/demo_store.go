@@ -23,13 +23,18 @@ package main
 //     is asked for other paths with no robots.txt request on this web. Each
 //     such robots-first finding is excused only when the file held that
 //     host's record before the run (robots.txt was then read, and audited,
-//     by an earlier run); any other is a violation as ever. The summary
-//     says how many hosts were so excused.
+//     by an earlier run); any other is a violation as ever. The auditor
+//     cannot judge those hosts' requests against a robots.txt it never
+//     saw, so the demo does, against what the scenario's robots.txt
+//     disallows (the same seed serves the same file); one request to a
+//     path it disallows and nothing is excused. The summary says how many
+//     hosts were excused.
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/politefetch/politefetch/crawl"
@@ -68,6 +73,9 @@ type StoreSummary struct {
 	// the file before the run; RobotsExcused how many of them the auditor
 	// saw asked for a path with no robots.txt request on this run's web.
 	RobotsKnown, RobotsExcused int
+	// Forbidden lists the requests to such hosts for paths the scenario's
+	// robots.txt disallows ("host path"); any makes the run impolite.
+	Forbidden []string
 }
 
 // storeStart is what the file holds before a run: it fills sum's Known,
@@ -128,10 +136,12 @@ func storeDeposits(ctx context.Context, st *stores, sources []crawl.Source) (int
 
 // auditResumed audits web under p, excusing the robots-first findings on
 // hosts whose robots.txt record the file held before the run: when every
-// robots-first finding is on such a host, the report is the one that does
-// not check that rule, and the hosts are counted in sum; otherwise the
-// full report stands.
-func auditResumed(web *politetest.Web, p politetest.Policy, robotsKnown map[string]bool, sum *StoreSummary) *politetest.Report {
+// robots-first finding is on such a host, and none of those hosts was
+// asked for a path the scenario's robots.txt disallows, the report is the
+// one that does not check that rule, and the hosts are counted in sum;
+// otherwise the full report stands (and sum.Forbidden lists the
+// disallowed requests).
+func auditResumed(web *politetest.Web, info *politetest.ScenarioInfo, p politetest.Policy, robotsKnown map[string]bool, sum *StoreSummary) *politetest.Report {
 	rep := web.Audit(p)
 	first := rep.Of(politetest.RuleRobotsFirst)
 	if len(first) == 0 {
@@ -143,6 +153,21 @@ func auditResumed(web *politetest.Web, p politetest.Policy, robotsKnown map[stri
 			return rep
 		}
 		excused[v.Host] = true
+	}
+	for _, r := range web.Requests() {
+		si := info.Site(r.Host)
+		if !excused[r.Host] || si == nil || r.Path == "/robots.txt" {
+			continue
+		}
+		for _, prefix := range si.Disallowed {
+			if strings.HasPrefix(r.Path, prefix) {
+				sum.Forbidden = append(sum.Forbidden, r.Host+" "+r.Target)
+				break
+			}
+		}
+	}
+	if len(sum.Forbidden) > 0 {
+		return rep
 	}
 	p.Ignore = append(slices.Clone(p.Ignore), politetest.RuleRobotsFirst)
 	sum.RobotsExcused = len(excused)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/store/sqlite"
 )
 
@@ -159,5 +162,48 @@ func TestDemoFlags_TimeoutAndIntervalSaidRight(t *testing.T) {
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("-interval %v: summary lacks %q:\n%s", tc.interval, tc.want, b.String())
 		}
+	}
+}
+
+// A run on a file is excused robots-first only on hosts whose robots.txt
+// the file held before the run, and only while none of them was asked for
+// a path the scenario's robots.txt disallows.
+func TestDemoStore_RobotsFirstExcusedOnlyForKnownRobots(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{
+		Hosts: 2, ArticlesPerHost: 1, Seed: 1, RobotsMix: politetest.RobotsMix{Disallow: 1},
+	})
+	get := func(host, path string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", "https://"+host+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", DemoName+"/"+DemoVersion)
+		res, err := web.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	a, b := info.Sites[0], info.Sites[1]
+	if len(a.Disallowed) == 0 {
+		t.Fatalf("%s disallows nothing: the scenario does not test the rule", a.Name)
+	}
+	get(a.Name, "/feed.xml")
+
+	var sum StoreSummary
+	if rep := auditResumed(web, info, politetest.Policy{}, map[string]bool{a.Name: true}, &sum); !rep.OK() || sum.RobotsExcused != 1 {
+		t.Errorf("a feed of a host whose robots.txt the file held: excused %d, report %v", sum.RobotsExcused, rep)
+	}
+	sum = StoreSummary{}
+	if rep := auditResumed(web, info, politetest.Policy{}, map[string]bool{b.Name: true}, &sum); rep.OK() || sum.RobotsExcused != 0 {
+		t.Errorf("a host whose robots.txt the file did not hold was excused: %v", rep)
+	}
+	get(a.Name, a.Disallowed[0]+"x")
+	sum = StoreSummary{}
+	if rep := auditResumed(web, info, politetest.Policy{}, map[string]bool{a.Name: true}, &sum); rep.OK() || len(sum.Forbidden) != 1 {
+		t.Errorf("a disallowed path on a known host: forbidden %q, report %v", sum.Forbidden, rep)
 	}
 }
