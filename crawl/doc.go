@@ -13,7 +13,15 @@
 // A [Crawler] reads each active source's trigger at its interval, walks its
 // backlog at start-up and then every [DefaultBacklogInterval], and reads
 // each announced article through one [fetch.Client], whose pacer is the
-// only thing that spaces requests. Work on a source happens in a pass, under
+// only thing that spaces requests. Every read is made as its source
+// ([fetch.WithSource]): a trigger, a backlog list or an article, or a
+// redirect of one, on a host the source does not admit is refused unsent,
+// and only the source's declared parameters are kept. A trigger read that
+// never reached the publisher, for a failure of ours (a store of the
+// chain's that did not answer, the host's turn not had in time), leaves
+// the trigger due: [Crawler.Run] reads it again after [RetryAfterError],
+// not at the next interval. One the publisher answered, even with a
+// failure, waits out the interval. Work on a source happens in a pass, under
 // a lease in the [State], so that no two passes of one source run at once,
 // even in several processes sharing the State. Within a pass, articles wait
 // in per-host queues, each host read by its own goroutine, so a slow,
