@@ -205,7 +205,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		t.round = i
 		if _, err := c.RunOnce(ctx); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("the demo's time ran out (-timeout) before the crawl ended: %w", err)
+				return nil, fmt.Errorf("-timeout ran out before the crawl ended: %w", err)
 			}
 			return nil, err
 		}
@@ -377,7 +377,7 @@ func brief(err error) string {
 		}
 		return fmt.Sprint(se.StatusCode)
 	case errors.Is(err, context.DeadlineExceeded):
-		return "not read: the demo's time ran out (-timeout)"
+		return "not read: -timeout ran out"
 	case errors.Is(err, context.Canceled):
 		return "not read: interrupted"
 	}
@@ -412,7 +412,13 @@ func (s *CrawlSummary) Print(out io.Writer) {
 		fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known (V4)\n",
 			s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"))
 	}
-	fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
+	if resumed {
+		// A reference refused by the chain is not settled, so it is asked
+		// again on every pass (and refused again, nothing sent).
+		fmt.Fprintf(out, "  articles         %d deposited in full, %d failed, of %d newly announced; %d known, refused by us again (nothing sent); %d kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesFailed, s.Announced, s.ArticlesRefused, s.Excerpts)
+	} else {
+		fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
+	}
 	fmt.Fprintf(out, "  refused by us    %s\n", tallyLine(s.RefusedByUs))
 	fmt.Fprintf(out, "  refused by them  %s\n", tallyLine(s.RefusedByServer))
 	fmt.Fprintf(out, "  cooling down     %s\n", list(s.CooledDown))

@@ -138,13 +138,13 @@ func TestDemoFlags_TimeoutAndIntervalSaidRight(t *testing.T) {
 	if err == nil {
 		t.Fatalf("demo -timeout 300ms ended without an error:\n%s", out.String())
 	}
-	if !strings.Contains(err.Error(), "time ran out (-timeout)") {
+	if !strings.Contains(err.Error(), "-timeout ran out before the crawl ended") {
 		t.Errorf("error %q does not say the -timeout ran out", err)
 	}
 	if s := out.String(); strings.Contains(s, "feed feed:") || strings.Contains(s, "feed: get") {
 		t.Errorf("a progress line repeats the feed reader's error prefix:\n%s", s)
 	}
-	if got := brief(fmt.Errorf("feed: get https://news-1.example/feed.xml: %w", context.DeadlineExceeded)); got != "not read: the demo's time ran out (-timeout)" {
+	if got := brief(fmt.Errorf("feed: get https://news-1.example/feed.xml: %w", context.DeadlineExceeded)); got != "not read: -timeout ran out" {
 		t.Errorf("brief(deadline) = %q", got)
 	}
 
