@@ -12,10 +12,12 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/provenance"
+	"github.com/politefetch/politefetch/sharecheck"
 )
 
 // RunDeposits checks that the Deposits newDeposits returns behave as
-// crawl.Deposits documents: a deposit and an excerpt round-trip, a repeated
+// crawl.Deposits documents: a deposit and an excerpt round-trip (with their
+// share-image checks, whose Err is not kept but whose Reason is), a repeated
 // digest is stored once (also under concurrent puts), List filters by
 // source and instant in put order, a put deposit cannot be changed through
 // the caller's slice, and Withdraw removes one source's deposits only.
@@ -84,7 +86,11 @@ func list(t *testing.T, ds crawl.Deposits, source string, since time.Time) []*cr
 
 func testDepositRoundTrip(t *testing.T, ds crawl.Deposits) {
 	d := fullDeposit("s", "1", t0)
+	d.Image = &sharecheck.Result{URL: "https://img.example/1.jpg", FinalURL: "https://cdn.example/1.jpg",
+		MediaType: "image/jpeg", Width: 1200, Height: 675, Bytes: 48213, Credit: "Photo: A. Lens"}
 	e := excerptDeposit("s", "2", t0.Add(time.Second))
+	e.Image = &sharecheck.Result{URL: "https://img.example/fake.jpg", FinalURL: "https://img.example/fake.jpg", Bytes: 120,
+		Reason: sharecheck.NotImage, Err: &sharecheck.UnusableError{URL: "https://img.example/fake.jpg", Reason: sharecheck.NotImage}}
 	if !put(t, ds, d) || !put(t, ds, e) {
 		t.Fatal("a new deposit was not added")
 	}
@@ -101,9 +107,17 @@ func testDepositRoundTrip(t *testing.T, ds crawl.Deposits) {
 	if g.Proof == nil || g.Proof.Digest != g.Digest {
 		t.Fatalf("proof came back as %+v", g.Proof)
 	}
+	if g.Image == nil || *g.Image != *d.Image || !g.Image.Usable() {
+		t.Fatalf("full deposit's image check came back as %+v, want %+v", g.Image, d.Image)
+	}
 	x := got[1]
 	if x.Excerpt == nil || x.Excerpt.Label != feed.ExcerptLabel || x.Excerpt.Headline != "Story 2" || x.Excerpt.Link != "https://a.example/2" || x.Envelope != nil {
 		t.Fatalf("excerpt deposit came back as %+v", x)
+	}
+	want := *e.Image
+	want.Err = nil
+	if x.Image == nil || *x.Image != want || x.Image.Usable() {
+		t.Fatalf("excerpt's image check came back as %+v, want %+v (not usable, its Err not kept)", x.Image, want)
 	}
 }
 

@@ -19,8 +19,8 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // Deposits keeps a crawl's deposits ([crawl.Deposits]) in the DB's deposit
 // and envelope tables: the envelope bytes as a BLOB, stored once per digest
 // however many sources deposit it, the proof of fetch and the extracted
-// article as JSON, an excerpt deposit's story as JSON, the source and the
-// read instant. Puts are committed with synchronous=FULL: when Put returns
+// article as JSON, an excerpt deposit's story as JSON, the share image's
+// check as JSON, the source and the read instant. Puts are committed with synchronous=FULL: when Put returns
 // nil the deposit is on disk and survives a crash of the process or of the
 // machine. Concurrent Puts are committed together (a group commit: one
 // transaction and one sync for up to 64 of them), and each returns once
@@ -71,7 +71,11 @@ func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 	if err != nil {
 		return false, &Error{Op: op, Key: key, Err: err}
 	}
-	req := &depReq{d: d, envDigest: envDigest, proof: proof, article: article, excerpt: excerpt, done: make(chan struct{})}
+	image, err := jsonOrNull(d.Image, d.Image == nil)
+	if err != nil {
+		return false, &Error{Op: op, Key: key, Err: err}
+	}
+	req := &depReq{d: d, envDigest: envDigest, proof: proof, article: article, excerpt: excerpt, image: image, done: make(chan struct{})}
 	select {
 	case s.db.depQ <- req:
 	case <-s.db.stop:
@@ -102,6 +106,7 @@ type depReq struct {
 	d                       *crawl.Deposit
 	envDigest               string
 	proof, article, excerpt sql.NullString
+	image                   sql.NullString
 	added                   bool
 	err                     error
 	done                    chan struct{}
@@ -201,7 +206,7 @@ func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, erro
 		}
 	}
 	res, err := tx.StmtContext(ctx, db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
-		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()))
+		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()), r.image)
 	if err != nil {
 		return false, err
 	}
@@ -227,8 +232,8 @@ func (s *Deposits) List(ctx context.Context, source string, since time.Time) ([]
 	for rows.Next() {
 		d := &crawl.Deposit{Source: source}
 		var readAt int64
-		var envDigest, proof, article, excerpt sql.NullString
-		if err := rows.Scan(&d.Key, &d.URL, &readAt, &d.Digest, &d.MediaType, &envDigest, &d.Envelope, &proof, &article, &excerpt); err != nil {
+		var envDigest, proof, article, excerpt, image sql.NullString
+		if err := rows.Scan(&d.Key, &d.URL, &readAt, &d.Digest, &d.MediaType, &envDigest, &d.Envelope, &proof, &article, &excerpt, &image); err != nil {
 			return nil, wrap(op, source, err)
 		}
 		d.ReadAt = fromNS(readAt)
@@ -245,7 +250,7 @@ func (s *Deposits) List(ctx context.Context, source string, since time.Time) ([]
 			col sql.NullString
 			dst any
 		}{
-			{proof, &d.Proof}, {article, &d.Article}, {excerpt, &d.Excerpt},
+			{proof, &d.Proof}, {article, &d.Article}, {excerpt, &d.Excerpt}, {image, &d.Image},
 		} {
 			if !f.col.Valid {
 				continue

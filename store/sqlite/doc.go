@@ -187,6 +187,7 @@
 //	article           TEXT              the extracted article, JSON, or NULL
 //	excerpt           TEXT              the feed's story, JSON, for an excerpt deposit
 //	stored_ns         INTEGER           when the deposit was committed
+//	image             TEXT              the share image's check (sharecheck.Result), JSON, or NULL
 //
 // # Queries
 //

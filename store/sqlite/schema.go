@@ -133,11 +133,15 @@ CREATE TABLE deposit (
 CREATE INDEX deposit_read ON deposit (source, read_at_ns);
 CREATE INDEX deposit_envelope ON deposit (envelope_id);
 `,
+	// 4: a deposit's share-image check.
+	`
+ALTER TABLE deposit ADD COLUMN image TEXT;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.
