@@ -29,8 +29,10 @@ func PublisherOf(s crawl.Source) Publisher {
 // https or http address on the host the article was read from, and the
 // address it was read at otherwise, so a page cannot send readers to
 // another site. Its date is the page's publication instant, else the
-// feed's, else when it was read. No image is set: a deposit does not yet
-// record that a share image passed its check.
+// feed's, else when it was read. Its Image is the publisher's share image
+// only where the deposit records that the image passed its check
+// (crawl.Deposit.Image usable), linked at the check's final URL with the
+// credit the page or feed stated; nil otherwise.
 func Stories(ctx context.Context, deps crawl.Deposits, pubs []Publisher, since time.Time) ([]Story, error) {
 	var out []Story
 	for _, p := range pubs {
@@ -61,6 +63,7 @@ func storyOf(p Publisher, d *crawl.Deposit) (Story, bool) {
 			Published:   d.ReadAt,
 			Article:     a,
 			Description: a.Description.Value,
+			Image:       imageOf(d),
 		}
 		if !a.Published.Time.IsZero() && !a.Published.DateOnly {
 			s.Published = a.Published.Time
@@ -75,10 +78,21 @@ func storyOf(p Publisher, d *crawl.Deposit) (Story, bool) {
 			Published:   cmp.Or(e.Published, d.ReadAt),
 			Excerpt:     true,
 			Description: e.Description,
+			Image:       imageOf(d),
 		}
 		return s, s.Headline != "" && s.URL != ""
 	}
 	return Story{}, false
+}
+
+// imageOf returns the deposit's share image when its check passed: the
+// final URL to link to, with the stated credit.
+func imageOf(d *crawl.Deposit) *Image {
+	r := d.Image
+	if r == nil || !r.Usable() || r.FinalURL == "" {
+		return nil
+	}
+	return &Image{URL: r.FinalURL, Credit: r.Credit}
 }
 
 // canonical returns the page's canonical address when it is on the host
