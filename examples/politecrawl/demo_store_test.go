@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -117,13 +118,30 @@ func TestDemoStore_V12_D4_SecondRunKnowsTheFirst(t *testing.T) {
 	}
 }
 
-// -store without the chain is refused: the plain client keeps no state.
-func TestDemoStore_PlainClientRefused(t *testing.T) {
+// The demo's flags that cannot work are refused before anything starts:
+// -store without the chain (the plain client keeps no state), a store that
+// cannot be opened (named, with what the system said), a negative
+// -interval, a -timeout that leaves no time.
+func TestDemoStore_BadFlagsRefused(t *testing.T) {
 	t.Parallel()
-	var out, errOut bytes.Buffer
-	err := run([]string{"demo", "-client", "plain", "-store", filepath.Join(t.TempDir(), "x.db")}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "-store needs -client=chain") {
-		t.Fatalf("demo -client plain -store: %v", err)
+	blocked := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "-client", "plain", "-store", filepath.Join(t.TempDir(), "x.db")}, "-store needs -client=chain"},
+		{[]string{"demo", "-sites", "1", "-store", filepath.Join(blocked, "demo.db")}, "demo: store " + filepath.Join(blocked, "demo.db") + ": "},
+		{[]string{"demo", "-interval", "-1s"}, "-interval -1s: want a positive duration"},
+		{[]string{"demo", "-timeout", "0s"}, "-timeout 0s: want a positive duration"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(tc.args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
 	}
 }
 

@@ -149,6 +149,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if cfg.store != "" && cfg.client != "chain" {
 		return errors.New("demo: -store needs -client=chain (the plain client keeps no state)")
 	}
+	if cfg.interval < 0 {
+		return fmt.Errorf("demo: -interval %v: want a positive duration, or 0 for the default", cfg.interval)
+	}
 	if cfg.timeout <= 0 {
 		return fmt.Errorf("demo: -timeout %v: want a positive duration", cfg.timeout)
 	}
@@ -161,6 +164,14 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	sc := demoScenario(cfg)
 	if err := sc.Validate(); err != nil {
 		return fmt.Errorf("demo: %w", err)
+	}
+	var st *stores // nil: the crawl's state and deposits in memory
+	if cfg.store != "" {
+		var err error
+		if st, err = openDemoStore(ctx, cfg.store); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer st.Close()
 	}
 	web, err := politetest.Start()
 	if err != nil {
@@ -182,16 +193,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	var report *politetest.Report
 	switch cfg.client {
 	case "chain":
-		cc := CrawlConfig{Interval: cfg.interval}
-		if cfg.store != "" {
-			st, err := openDemoStore(ctx, cfg.store)
-			if err != nil {
-				return fmt.Errorf("demo: %w", err)
-			}
-			defer st.Close()
-			cc.Store = st
-		}
-		sum, err := RunCrawl(ctx, web, info, cc, stdout)
+		sum, err := RunCrawl(ctx, web, info, CrawlConfig{Interval: cfg.interval, Store: st}, stdout)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
