@@ -22,6 +22,7 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/sharecheck"
 )
 
 // logFlags are the logging flags every long-running command shares.
@@ -169,6 +170,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		MaxFailures:     cfg.Crawl.MaxFailures,
 		OnEvent:         obs.crawlEvent,
 		Logger:          logger,
+		// S7: each story's share image checked once, through the same
+		// client; crawl checks only strict news sources' (never digest's
+		// or vault's).
+		Images: &sharecheck.Checker{Client: client},
 	}
 
 	start := time.Now()
