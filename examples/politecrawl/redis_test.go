@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,12 +116,31 @@ sources:
 	return path
 }
 
+// logBuffer is a worker's output, read by the test while the process
+// writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // worker is one `politecrawl crawl` process of a test.
 type worker struct {
 	n    int
 	cmd  *exec.Cmd
-	out  bytes.Buffer
-	code int
+	out  logBuffer
+	code int // set before done is closed
 	done chan struct{}
 }
 
