@@ -202,8 +202,17 @@ func TestCrawl_V7_SecondProcessFindsTheLeaseHeld(t *testing.T) {
 	if !strings.Contains(firstOut.String(), "3 deposited, 3 excerpts") {
 		t.Errorf("first crawl:\n%s", firstOut.String())
 	}
+	images := map[string]int{} // news-2's share images, by path: each read once in all
+	for _, q := range sw.web.Requests() {
+		if q.Host == "news-2.example" && strings.HasPrefix(q.Path, "/images/") {
+			images[q.Path]++
+		}
+	}
 	for _, q := range sw.web.Requests()[before:] {
 		if q.Host == "news-2.example" {
+			if strings.HasPrefix(q.Path, "/images/") && images[q.Path] == 1 {
+				continue // the first crawl's news-2 pass checking its excerpts' share images (S7) after the feed
+			}
 			t.Errorf("the second crawl asked news-2, which had nothing due: %s", q.Path)
 		}
 	}
