@@ -10,7 +10,12 @@
 //
 // The fetch chain calls [Ledger.Check] before sending and [Ledger.Observe]
 // after each response, building the [Outcome] with [NewOutcome] from the
-// status, the headers and the first [ChallengePeek] bytes of the body.
+// status, the headers and the first [ChallengePeek] bytes of the body. Check
+// reads the Store before every request, so a refusal another process
+// recorded is honoured from our next request on. A success at a host whose
+// Check found no record ([Decision].Recorded false, passed on as
+// Outcome.NoRecord) has nothing to clear and costs no Store call at all: the
+// common request costs a networked Store one read.
 //
 // A [Policy] is data. Three presets reproduce the project's documents:
 // [StrictNews] (5 min doubling up to 6 h, five refusals in a row suspend

@@ -52,7 +52,11 @@
 //
 // A refusal we make is a *[RefusedError] (errors.As), whose Reason also matches a
 // sentinel (errors.Is(err, fetch.ErrCooldown)); its text says once what was
-// refused, why and until when. A request the chain cannot send as the caller
+// refused, why and until when. A robots.txt request that never left the process
+// (refused by the ledger, its pacing turn not had, the shared [Schedule]
+// failing) is our failure, not the publisher's answer: the request that needed
+// it gets that refusal or failure (matching robots.ErrNotSent), nothing is
+// recorded in the robots store, and the next request asks again. A request the chain cannot send as the caller
 // wrote it is a *[RequestError]. A refusal the server makes is a [Result] (or a
 // response) the ledger has already learned from.
 //
