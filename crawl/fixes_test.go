@@ -3,11 +3,14 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
@@ -234,4 +237,29 @@ func TestCrawler_V10_TriggerRedirectToUnadmittedHostRefused(t *testing.T) {
 		}
 	}
 	audit(t, web, p)
+}
+
+// ours tells a trigger read that failed for a reason of ours, which leaves
+// the trigger due, from one the chain decided or the publisher answered.
+func TestOurs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"schedule store", fmt.Errorf("wrapped: %w", errScheduleDown), true},
+		{"pacing deadline", fmt.Errorf("feed: %w", fetch.ErrPacingDeadline), true},
+		{"ledger store", &fetch.RefusedError{Reason: fetch.Cooldown, Err: &backoff.CooldownError{Reason: backoff.Unavailable, Err: errDepositFailed}}, true},
+		{"cool-down asked for", &fetch.RefusedError{Reason: fetch.Cooldown, Err: &backoff.CooldownError{Reason: backoff.Cooldown}}, false},
+		{"robots.txt", &fetch.RefusedError{Reason: fetch.Robots}, false},
+		{"host not admitted", &fetch.RefusedError{Reason: fetch.HostNotAdmitted}, false},
+		{"status", &feed.StatusError{StatusCode: 503}, false},
+		{"dns", &net.DNSError{Err: "no such host", Name: "x.example", IsNotFound: true}, false},
+	} {
+		if got := ours(tc.err); got != tc.want {
+			t.Errorf("%s: ours(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
 }
