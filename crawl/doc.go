@@ -39,7 +39,11 @@
 // agree. A source without a full-text licence, or an article the publisher
 // or the chain refuses, is kept as the feed's excerpt, labelled, with a
 // link to the original; under the vault policy nothing of the trigger is
-// kept. Gated articles are never deposited. An article is read at most
+// kept. Gated articles are never deposited. With [Crawler.Images] set, the
+// share image each strict news story names (the article's, else the
+// feed's) is checked once per image URL through the same client, between
+// the extractors and the depositor, and the answer kept with the story in
+// [Deposit.Image]; no image is read for a digest or vault source. An article is read at most
 // [DefaultMaxReads] times in a pass, and [DefaultMaxFailures] consecutive
 // deposit failures stop the pass; both counts live in the State.
 //
