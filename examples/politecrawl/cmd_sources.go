@@ -58,7 +58,7 @@ func row(w io.Writer, key, value string) { fmt.Fprintf(w, "  %-28s %s\n", key, v
 // printPolicy prints the policy every source is read under, as it takes
 // effect: each value read from the fetch policy itself, not restated.
 func printPolicy(w io.Writer, cfg *Config, fp fetch.Policy) {
-	fmt.Fprintf(w, "config %s: %d sources, store %s\n", cfg.Path(), len(cfg.Sources), cfg.StorePath())
+	fmt.Fprintf(w, "config %s: %d sources, store %s\n", cfg.Path(), len(cfg.Sources), cfg.storeLine())
 	fmt.Fprintf(w, "policy %s\n", cfg.Policy.Preset)
 	for _, r := range policyRows(cfg, fp) {
 		row(w, r[0], r[1])

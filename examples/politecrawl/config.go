@@ -205,6 +205,19 @@ func (c *Config) StorePath() string {
 	return base + ".db"
 }
 
+// storeLine says where state and deposits are kept, for sources check.
+func (c *Config) storeLine() string {
+	r := c.Store.Redis
+	if r == nil {
+		return c.StorePath()
+	}
+	p := r.Prefix
+	if p == "" {
+		p = redis.DefaultPrefix
+	}
+	return fmt.Sprintf("%s (deposits), state shared in redis %s db %d prefix %q", c.StorePath(), r.Addr, r.DB, p)
+}
+
 // JSONLPath returns outputs.jsonl relative to the config's folder, or "".
 func (c *Config) JSONLPath() string {
 	if c.Outputs.JSONL == "" {

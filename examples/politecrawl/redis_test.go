@@ -371,6 +371,9 @@ func TestConfig_RedisStore(t *testing.T) {
 	if want := "file:" + filepath.Join("conf", "redis.pw"); r.Password != want || r.Prefix != "news:" || r.timeout() != 500*time.Millisecond {
 		t.Errorf("parsed %+v, want the password %s relative to the config's folder", r, want)
 	}
+	if got, want := c.storeLine(), `state shared in redis 127.0.0.1:6379 db 0 prefix "news:"`; !strings.Contains(got, want) {
+		t.Errorf("sources check's store line %q, want it to say %q", got, want)
+	}
 }
 
 // An inline password is refused by the binary too, before anything is
