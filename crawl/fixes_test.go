@@ -180,25 +180,28 @@ func TestCrawler_S2_TriggerNotSentStaysDue(t *testing.T) {
 	audit(t, web, p)
 }
 
-// A trigger read the publisher answered, even with a failure, moves the
-// trigger on: a 503 waits out the interval and marks the site slowed.
+// A trigger read that reached the publisher, even to fail, moves the
+// trigger on: a 503 (the site marked slowed) or a reset connection waits
+// out the interval.
 func TestCrawler_S2_TriggerAnsweredMovesOn(t *testing.T) {
 	t.Parallel()
-	web := politetest.NewWeb(t)
-	s := web.Site("answered.example")
-	s.AddArticle(politetest.Article{})
-	s.Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.ServerError, Times: 1})
-	p := testPolicy(t, StrictNews, testInterval)
-	clk := clock.NewManual(t0)
-	src := siteSource(s.Name(), StrictNews, false)
-	c := &Crawler{Client: newClient(t, web, p), Clock: clk, Sources: []Source{src}}
-	rep := mustPass(t, c, src.ID)
-	if rep.Trigger.Err == nil || rep.Trigger.Unsent != 0 {
-		t.Fatalf("pass %+v, want the trigger answered with a failure", rep)
-	}
-	sc, _ := c.StateStore().Schedule(context.Background(), src.ID)
-	if !sc.LastTrigger.Equal(t0) || !sc.NextTrigger.Equal(t0.Add(src.interval())) {
-		t.Fatalf("schedule %+v, want the trigger moved on", sc)
+	for _, kind := range []politetest.Kind{politetest.ServerError, politetest.Reset} {
+		web := politetest.NewWeb(t)
+		s := web.Site("answered.example")
+		s.AddArticle(politetest.Article{})
+		s.Misbehave("/feed.xml", politetest.Behaviour{Kind: kind})
+		p := testPolicy(t, StrictNews, testInterval)
+		clk := clock.NewManual(t0)
+		src := siteSource(s.Name(), StrictNews, false)
+		c := &Crawler{Client: newClient(t, web, p), Clock: clk, Sources: []Source{src}}
+		rep := mustPass(t, c, src.ID)
+		if rep.Trigger.Err == nil || rep.Trigger.Unsent != 0 {
+			t.Fatalf("%v: pass %+v, want the trigger answered with a failure", kind, rep)
+		}
+		sc, _ := c.StateStore().Schedule(context.Background(), src.ID)
+		if !sc.LastTrigger.Equal(t0) || !sc.NextTrigger.Equal(t0.Add(src.interval())) {
+			t.Fatalf("%v: schedule %+v, want the trigger moved on", kind, sc)
+		}
 	}
 }
 
