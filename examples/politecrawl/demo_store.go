@@ -79,7 +79,7 @@ type StoreSummary struct {
 }
 
 // storeStart is what the file holds before a run: it fills sum's Known,
-// Deposits and RobotsKnown, returns the hosts with a robots.txt record and
+// Deposits and RobotsKnown, returns the hosts with a fresh robots.txt record and
 // the instant the simulated day resumes at (zero: a file with no schedule).
 func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *StoreSummary) (robotsKnown map[string]bool, resume time.Time, err error) {
 	state, deposits := crawlStores(st)
@@ -109,9 +109,11 @@ func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *St
 			if err != nil {
 				continue
 			}
-			if _, ok, err := st.Robots().Get(ctx, key); err != nil {
+			// Only a record still fresh: an expired one is fetched again
+			// before the host is asked for anything else, as on any run.
+			if rec, ok, err := st.Robots().Get(ctx, key); err != nil {
 				return nil, resume, fmt.Errorf("store %s: %w", sum.Path, err)
-			} else if ok {
+			} else if ok && rec.Expires.After(time.Now()) {
 				robotsKnown[host] = true
 			}
 		}
