@@ -461,6 +461,12 @@ func (c *Cache) refresh(ctx context.Context, host string) (entry, error) {
 			c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots.txt not requested", slog.String("host", host),
 				slog.String("error", res.err.Error()))
 		}
+		if fr, ok := c.store.(FetchReleaser); ok && c.mem == nil {
+			if err := fr.ReleaseFetch(ctx, host); err != nil && c.Logger != nil {
+				c.Logger.LogAttrs(ctx, slog.LevelWarn, "robots store fetch release failed", slog.String("host", host),
+					slog.String("error", err.Error()))
+			}
+		}
 		return entry{}, res.err
 	}
 	now := clk.Now()

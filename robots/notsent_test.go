@@ -29,12 +29,24 @@ func (n *notSentRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	return n.next.RoundTrip(req)
 }
 
+// releasingStore is a Store with a fetch lease to release (robots.FetchReleaser).
+type releasingStore struct {
+	robots.MemoryStore
+	released atomic.Int64
+}
+
+func (s *releasingStore) ReleaseFetch(context.Context, string) error {
+	s.released.Add(1)
+	return nil
+}
+
 // TestCache_NotSentIsNotRecorded: a robots.txt request that never left our
 // process refuses the URL asked for (fail closed) but is not the
 // publisher's outcome: nothing is stored, and the next request, once our
 // side works again, reads robots.txt and is answered by it — with the
-// default store, with another store, and after a good copy (which stays
-// as it was, under UseLastGood too).
+// default store, with another store (whose fetch lease is released, so
+// other processes do not wait for a record that will not come), and after
+// a good copy (which stays as it was, under UseLastGood too).
 func TestCache_NotSentIsNotRecorded(t *testing.T) {
 	t.Parallel()
 	useLast := robots.Vault()
@@ -55,9 +67,10 @@ func TestCache_NotSentIsNotRecorded(t *testing.T) {
 			web, c, clk, p := setup(t, tc.pol)
 			rt := &notSentRT{next: p}
 			c.Transport = rt
-			var store *robots.MemoryStore
+			var store *releasingStore
 			if tc.store {
-				store = &robots.MemoryStore{Clock: clk}
+				store = &releasingStore{}
+				store.Clock = clk
 				c.Store = store
 			}
 			web.Site("a.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /x\n"})
@@ -89,6 +102,9 @@ func TestCache_NotSentIsNotRecorded(t *testing.T) {
 					t.Fatalf("stored %+v for a request that was never sent", r)
 				case tc.lastGood && (!r.FetchedAt.Equal(before.FetchedAt) || !r.Expires.Equal(before.Expires) || r.Stale || r.Outcome != before.Outcome):
 					t.Fatalf("the good copy became %+v, was %+v", r, before)
+				}
+				if n := store.released.Load(); n != 2 {
+					t.Fatalf("ReleaseFetch called %d times for the two requests not sent (Allow, Explain), want 2", n)
 				}
 			}
 			rt.down.Store(false)

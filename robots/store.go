@@ -59,6 +59,18 @@ type Store interface {
 	Put(ctx context.Context, host string, r Record) error
 }
 
+// FetchReleaser is implemented by a [Store] that holds something for a
+// robots.txt fetch between the Get that let it start and the Put of its
+// record: a fetch lease shared by several processes, so that their Caches
+// fetch once, not once each. When the request of such a fetch was not sent
+// ([ErrNotSent]), the Cache puts no record and calls ReleaseFetch instead,
+// so that the other processes waiting for the record stop waiting and ask
+// robots.txt themselves. ReleaseFetch must release only what this Store
+// holds; an error leaves the lease to expire.
+type FetchReleaser interface {
+	ReleaseFetch(ctx context.Context, host string) error
+}
+
 // DefaultMaxHosts bounds a [MemoryStore] whose MaxEntries is zero.
 const DefaultMaxHosts = 10000
 

@@ -83,7 +83,7 @@
 //	robots:{host}            hash        outcome, status, failure, body,            the record's expiry + RobotsRetain (24 h)    Robots.Put
 //	                                     fetched_at, expires (ns), stale,
 //	                                     last_failure
-//	robotsfetch:{host}       string      the owner token of the robots.txt fetch    RobotsFetchLease (30 s)                      Robots.Get takes it (SET NX), Put releases it
+//	robotsfetch:{host}       string      the owner token of the robots.txt fetch    RobotsFetchLease (30 s)                      Robots.Get takes it (SET NX), Put or ReleaseFetch releases it
 //	val:{url}                hash        etag, last_modified                        ValidatorRetain (30 days) after the last Put  Validators.Put, Delete
 //	src:{source}             string      JSON of crawl.Schedule (ns)                StateRetain (90 days) after the last write   State.SetSchedule
 //	pass:{source}            hash        owner, exp (µs), pass, failures            as src:{source}                              State.AcquireLease, RenewLease, ReleaseLease, Failure

@@ -20,7 +20,8 @@ import (
 // a Get that finds no record, or an expired one, takes the host's fetch
 // lease (SET NX PX, RobotsFetchLease) and returns what it found, and its
 // caller, the robots Cache, fetches; the Put of the new record releases the
-// lease (compare-and-delete). A Get from another Store while the lease is
+// lease (compare-and-delete), or [Robots.ReleaseFetch] does when the fetch
+// was never sent. A Get from another Store while the lease is
 // held waits for that Put, polling, until the record is fresh, the lease is
 // gone (then it takes the lease itself), its context ends, or
 // RobotsFetchLease has passed, and then returns what is stored. A Store's
@@ -57,6 +58,32 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 `)
+
+// KEYS: fetch lease. ARGV: token. Deletes the lease if this token holds it.
+var robotsReleaseScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`)
+
+var _ robots.FetchReleaser = (*Robots)(nil)
+
+// ReleaseFetch implements [robots.FetchReleaser]: the robots Cache calls it
+// when the fetch this Store's lease was for was never sent, so that the
+// other processes waiting for the host's record take the lease at once
+// rather than when it expires. Compare-and-delete: only this Store's lease
+// goes.
+func (r *Robots) ReleaseFetch(ctx context.Context, host string) error {
+	ctx, cancel, err := r.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return r.s.fail("robots release", host, err)
+	}
+	err = robotsReleaseScript.Run(ctx, r.s.Client, []string{r.s.key("robotsfetch", host)}, r.s.token).Err()
+	if errors.Is(err, goredis.Nil) {
+		err = nil
+	}
+	return r.s.fail("robots release", host, err)
+}
 
 // Get implements [robots.Store], with the fetch lease described on
 // [Robots].
