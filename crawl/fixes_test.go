@@ -254,6 +254,7 @@ func TestOurs(t *testing.T) {
 		{"nil", nil, false},
 		{"schedule store", fmt.Errorf("wrapped: %w", errScheduleDown), true},
 		{"pacing deadline", fmt.Errorf("feed: %w", fetch.ErrPacingDeadline), true},
+		{"robots.txt not sent", fmt.Errorf("feed: %w", robots.ErrNotSent), true},
 		{"ledger store", &fetch.RefusedError{Reason: fetch.Cooldown, Err: &backoff.CooldownError{Reason: backoff.Unavailable, Err: errDepositFailed}}, true},
 		{"cool-down asked for", &fetch.RefusedError{Reason: fetch.Cooldown, Err: &backoff.CooldownError{Reason: backoff.Cooldown}}, false},
 		{"robots.txt", &fetch.RefusedError{Reason: fetch.Robots}, false},
