@@ -965,6 +965,9 @@ type passStages struct {
 // Stages returns a snapshot of every pass under way, in no particular
 // order: a view of the back-pressure between the stages.
 func (c *Crawler) Stages() []Stage {
+	if c.init() != nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]Stage, 0, len(c.stages))
