@@ -186,3 +186,54 @@ func imageKeys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// A slow image host holds up only the stories that name its images: while
+// one site's share image takes a second and a half to answer, the other
+// site's stories are read, checked and deposited, and the slow one is
+// deposited with its image usable once it answers (S7).
+func TestCrawler_S7_SlowImageHostStallsNothing(t *testing.T) {
+	web := politetest.NewWeb(t)
+	slow := web.Site("slow-images.example")
+	slow.AddArticle(politetest.Article{ID: 11, Image: "/images/1.jpg"}) // an ID of its own: one source over both sites
+	slow.Misbehave("/images/1.jpg", politetest.Behaviour{Kind: politetest.SlowFirstByte, Delay: 1500 * time.Millisecond})
+	quick := web.Site("quick.example")
+	for i := 1; i <= 3; i++ {
+		quick.AddArticle(politetest.Article{ID: i})
+	}
+	p := testPolicy(t, StrictNews, testInterval)
+	client := newClient(t, web, p)
+	var ev events
+	// One source over both sites, and one extractor: a check made in the
+	// extractor would hold quick.example's stories behind the slow image.
+	src := siteSource("slow-images.example", StrictNews, false)
+	src.ID = "both"
+	src.Trigger.Feeds = append(src.Trigger.Feeds, "https://quick.example/feed.xml")
+	src.Admitted = append(src.Admitted, "quick.example")
+	c := &Crawler{
+		Client:     client,
+		Images:     &sharecheck.Checker{Client: client},
+		Sources:    []Source{src},
+		Extractors: 1,
+		OnEvent:    ev.on,
+	}
+	mustPass(t, c, "both")
+	var order []string
+	for _, e := range ev.of(EventDeposited) {
+		order = append(order, e.Host)
+	}
+	if len(order) != 4 || order[3] != "slow-images.example" {
+		t.Errorf("deposits in order of hosts %v, want quick.example's three before slow-images.example's", order)
+	}
+	deps, err := c.Deposited().List(context.Background(), "both", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deps {
+		if d.Image == nil || !d.Image.Usable() {
+			t.Errorf("%s: image %+v, want usable", d.URL, d.Image)
+		}
+	}
+	if rep := web.Audit(imageAudit(p)); !rep.OK() {
+		t.Fatalf("auditor: %v", rep)
+	}
+}
