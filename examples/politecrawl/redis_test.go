@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -294,6 +295,19 @@ func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 	for k, n := range deposits {
 		if n != 1 {
 			t.Errorf("%s deposited %d times across the workers' files", k, n)
+		}
+	}
+	// report on the third worker's file: the references of every source,
+	// from the shared state in Redis; the deposits of its own sources.
+	rr := politecrawl(t, nil, "report", "-config", cfg, "-store", own, "-json")
+	var rep Report
+	if err := json.Unmarshal([]byte(rr.stdout), &rep); rr.code != 0 || err != nil {
+		t.Fatalf("report: exit %d, %v\n%s", rr.code, err, rr.stderr)
+	}
+	for _, sr := range rep.Sources {
+		mine := map[string]bool{"news-4-atom": true, "news-5-atom": true, "news-6-atom": true}[sr.ID]
+		if sr.Refs["deposited"] != articles || (sr.Deposits == articles) != mine || (!mine && sr.Deposits != 0) {
+			t.Errorf("report of the third worker's file, %s: %d references deposited (want %d, from Redis), %d deposits here", sr.ID, sr.Refs["deposited"], articles, sr.Deposits)
 		}
 	}
 	ap := auditPolicy("strict-news")
