@@ -28,6 +28,7 @@ type callInfo struct {
 	accept        string    // replaces the Identity's Accept when set
 	maxBody       int64     // lowers the body caps when positive (WithMaxBody)
 	unconditional bool      // no validators sent or kept (Unconditional)
+	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)
 	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
 	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
 

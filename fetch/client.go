@@ -440,11 +440,7 @@ func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method
 	if err := c.admit(ctx, u, call.source); err != nil {
 		return nil, nil, err
 	}
-	tracking.Strip(u, c.policy.Tracking, call.source.Params)
-	if k, err := hostKey(ctx, u); err == nil {
-		u.Host = k // one host, one key: the wire carries the normalised name
-		call.keyHost, call.key = k, k
-	}
+	_ = c.requestURL(ctx, call, u) // admit has checked the host
 	cancel = noCancel
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.policy.Timeout {
 		// The policy's bound, unless the caller's deadline comes first (then
@@ -460,6 +456,20 @@ func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method
 	}).WithContext(ctx)
 	call.url, call.urlString = u, u.String() // the first hop's URL, as a string once
 	return req, cancel, nil
+}
+
+// requestURL puts u in the form a request of call is sent with: its
+// tracking parameters stripped, its host in its one key form. u is modified;
+// the error is the host's, which has no key form.
+func (c *Client) requestURL(ctx context.Context, call *callInfo, u *url.URL) error {
+	tracking.Strip(u, c.policy.Tracking, call.source.Params)
+	k, err := hostKey(ctx, u)
+	if err != nil {
+		return err
+	}
+	u.Host = k // one host, one key: the wire carries the normalised name
+	call.keyHost, call.key = k, k
+	return nil
 }
 
 func noCancel() {}

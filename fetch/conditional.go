@@ -129,12 +129,14 @@ func validatorKey(req *http.Request) string {
 // A share image's read (a Get of KindImage) is never conditional and keeps no
 // validators: its bytes are judged and dropped, so a 304 would stand for
 // nothing the caller has. Nor is a Get with [Unconditional], for the same
-// reason.
+// reason. A Get with [DeferValidators] sends the validators kept but keeps
+// none of its 200's: its caller keeps them with [Client.SaveValidators].
 func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
 		return next(v.Next).RoundTrip(req)
 	}
-	if call := callFrom(req.Context()); call != nil && (call.kind == KindImage || call.unconditional) {
+	call := callFrom(req.Context())
+	if call != nil && (call.kind == KindImage || call.unconditional) {
 		return next(v.Next).RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -157,7 +159,7 @@ func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == http.StatusOK && (call == nil || !call.deferred) {
 		val := Validator{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 		if val.ETag != "" || val.LastModified != "" {
 			if key == "" {
