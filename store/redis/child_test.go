@@ -204,6 +204,11 @@ func childMain() int {
 				}
 				dmu.Unlock()
 				switch {
+				case err == nil && rep.Trigger.Unsent > 0 && rep.Trigger.Refs == 0:
+					// Nothing of the trigger reached the publisher (its
+					// robots.txt request waited out a dead worker's lease,
+					// say): the source is not done, and is tried again.
+					logf("worker %d: %s: trigger not sent, again\n", cfg.ID, id)
 				case err == nil:
 					if err := rc.SAdd(context.WithoutCancel(ctx), doneKey, id).Err(); err != nil {
 						logf("worker %d: redis: %v\n", cfg.ID, err)

@@ -258,9 +258,9 @@ func TestWorkers_P1_ThreeProcessesOneBudget(t *testing.T) {
 // violation but for refusals the dead worker alone had seen (below). A host whose robots.txt the dead worker was fetching stays
 // blocked until that request's lease expires (the robots fetch's 30 s
 // bound and 2 s more); a request of another worker that times out waiting
-// for it sends nothing and records nothing (robots.ErrNotSent), so its
-// source's pass is tried again after crawl.RetryAfterError, which the wait
-// allows for: such hosts' articles may still stay unread, and are counted.
+// for it sends nothing and records nothing (robots.ErrNotSent), so the
+// worker tries its source's pass again until robots.txt is read, once the
+// lease has expired.
 func TestWorkers_P1_OneKilled(t *testing.T) {
 	r := newCrawlRun(t, workerHosts(), false)
 	var victim *exec.Cmd
@@ -274,7 +274,7 @@ func TestWorkers_P1_OneKilled(t *testing.T) {
 	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	r.wait(50*time.Second + time.Minute) // a pass that sent nothing is tried again a crawl.RetryAfterError later
+	r.wait(50*time.Second + time.Minute) // the passes that sent nothing, tried again after the lease
 	// A refusal the victim received and died before recording is known to
 	// nobody: a store cannot keep what never reached it. The auditor still
 	// counts the next request to that host, an expired lease later, as a
