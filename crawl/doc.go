@@ -32,7 +32,12 @@
 // An article is read only while it is not deposited, and always
 // unconditionally ([fetch.Unconditional]), so a read whose deposit failed,
 // or that a stopped process never deposited, is answered in full the next
-// time, never with a 304 standing for nothing kept. Only a final 200
+// time, never with a 304 standing for nothing kept. Feeds, API triggers and
+// backlog lists are read conditionally, but with [fetch.DeferValidators]:
+// a list's validators are kept ([fetch.Client.SaveValidators]) only once
+// every reference it names is recorded in the State (for a backlog, once
+// the whole walk is), so a list read just before a process stopped is read
+// in full after the restart and its references learnt. Only a final 200
 // received in full is deposited, with its decoded
 // envelope, its proof of fetch and the article extracted from it, and only
 // when the identifiers the trigger, the backlog list and the article give

@@ -247,7 +247,12 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	// due: the failure was ours (see ours), and Run tries again after
 	// RetryAfterError instead of waiting out the interval.
 	read := false
-	doer := func(k fetch.Kind) *reachDoer { return &reachDoer{next: c.Client.Doer(k, src.fetchOption())} }
+	// Each list's validators are kept only once its references are
+	// recorded (see listDoer).
+	doer := func(k fetch.Kind) (*reachDoer, *listDoer) {
+		l := c.newListDoer(src, k)
+		return &reachDoer{next: l}, l
+	}
 	fail := func(u string, err error, reached bool) {
 		if rep.Trigger.Err == nil {
 			rep.Trigger.Err = err
@@ -276,11 +281,12 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 		}
 	}
 	if len(src.Trigger.Feeds) > 0 {
-		d := doer(fetch.KindFeed)
+		d, list := doer(fetch.KindFeed)
 		r := &feed.Reader{Client: d, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
 		for _, u := range src.Trigger.Feeds {
 			res, err := r.Read(ctx, u)
 			if err != nil {
+				c.keep(ctx, src, list, false)
 				fail(u, err, d.take())
 				continue
 			}
@@ -291,22 +297,29 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 				continue
 			}
 			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(u), URL: u, Count: len(res.Feed.Items)})
+			recorded := true
 			for _, it := range res.Feed.Items {
 				r := RefState{URL: it.Link, FeedID: it.ID, Published: it.Published}
 				if keepsExcerpts(src) {
 					ex := it.Excerpt()
 					r.Excerpt = &ex
 				}
-				c.see(ctx, src, it.ID, r, &rep.Trigger, byURL)
+				if c.see(ctx, src, it.ID, r, &rep.Trigger, byURL) != nil {
+					recorded = false
+				}
 			}
+			c.keep(ctx, src, list, recorded)
 		}
 	} else {
 		spec := *src.Trigger.API
 		spec.MaxPages = 1
-		d := doer(fetch.KindAPI)
+		d, list := doer(fetch.KindAPI)
 		w := &feed.APIWalker{Client: d, Spec: spec, Keep: src.Params, Clock: c.clk}
-		n, failed := 0, false
+		n, failed, recorded := 0, false, true
 		for ref, err := range w.Walk(ctx, feed.Stop{}) {
+			if err != nil && pastFirstPage(err) {
+				break // the first page was read, and its references yielded
+			}
 			if err != nil {
 				fail(spec.URL, err, d.take())
 				failed = true
@@ -314,8 +327,11 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 			}
 			read = true
 			n++
-			c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL)
+			if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL) != nil {
+				recorded = false
+			}
 		}
+		c.keep(ctx, src, list, recorded && !failed)
 		if !failed {
 			read = true // an empty list is a read too
 			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
@@ -339,14 +355,26 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 	}
 }
 
+// pastFirstPage reports whether an API trigger's walk ended with err at the
+// bound of one page the trigger sets (MaxPages 1): the walker reports
+// reaching it as an error wrapping feed.ErrTooMany, after the first page was
+// read and its references yielded. The only other such error of the walker's
+// is a page with too many items, which is a *feed.ParseError.
+func pastFirstPage(err error) bool {
+	var pe *feed.ParseError
+	return errors.Is(err, feed.ErrTooMany) && !errors.As(err, &pe)
+}
+
 // see records one announced reference. byURL, when set, maps the URLs of
 // references already known to their keys, so a list naming a known article
 // adds its identifier to the same record (where the identifiers are compared).
-func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string) {
+// It returns the State's error when the reference could not be recorded; a
+// reference dropped (its host not admitted, no identifier) is no error.
+func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string) error {
 	lr.Refs++
 	if r.URL == "" || !src.admits(hostOf(r.URL)) {
 		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "host not admitted"})
-		return
+		return nil
 	}
 	switch {
 	case src.Identifier == IDFromURL:
@@ -358,13 +386,13 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 	}
 	if r.Key == "" {
 		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "no CMS identifier"})
-		return
+		return nil
 	}
 	now := c.clk.Now()
 	_, created, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
 	if err != nil {
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
-		return
+		return err
 	}
 	if byURL != nil {
 		byURL[r.URL] = r.Key
@@ -372,6 +400,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 	if created {
 		lr.New++
 	}
+	return nil
 }
 
 // walkBacklog walks the source's backlog list and records what it
@@ -379,14 +408,21 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport) {
 	rep.BacklogRead = true
 	b := src.Backlog
+	// The list's validators are kept only once the whole walk is recorded
+	// (see listDoer): a page answered 304 ends an API walk, and a sitemap
+	// index answered 304 skips every sitemap under it.
 	var w feed.Walker
+	var list *listDoer
 	switch b.Kind {
 	case BacklogSitemap:
-		w = &feed.SitemapWalker{Client: c.Client.Doer(fetch.KindSitemap, src.fetchOption()), URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
+		list = c.newListDoer(src, fetch.KindSitemap)
+		w = &feed.SitemapWalker{Client: list, URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
 	case BacklogWordPress:
-		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI, src.fetchOption()), Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
+		list = c.newListDoer(src, fetch.KindAPI)
+		w = &feed.APIWalker{Client: list, Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
 	default:
-		w = &feed.APIWalker{Client: c.Client.Doer(fetch.KindAPI, src.fetchOption()), Spec: *b.API, Keep: src.Params, Clock: c.clk}
+		list = c.newListDoer(src, fetch.KindAPI)
+		w = &feed.APIWalker{Client: list, Spec: *b.API, Keep: src.Params, Clock: c.clk}
 	}
 	refs, err := c.state.Refs(ctx, src.ID)
 	if err != nil {
@@ -404,7 +440,7 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		k := byURL[ref.URL]
 		return k != "" && k == ref.ID
 	})
-	complete := true
+	complete, recorded := true, true
 	for ref, err := range w.Walk(ctx, feed.Stop{Floor: b.Floor, Known: known, Now: c.clk.Now()}) {
 		if err != nil {
 			rep.Backlog.Err = err
@@ -412,8 +448,11 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
 			break
 		}
-		c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL)
+		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL) != nil {
+			recorded = false
+		}
 	}
+	c.keep(ctx, src, list, complete && recorded)
 	c.emit(Event{Kind: EventBacklogWalked, Source: src.ID, Count: rep.Backlog.Refs})
 	now := c.clk.Now()
 	interval := c.BacklogInterval
