@@ -63,7 +63,9 @@ func TestCrawler_V12_ListReadBeforeDeathReadAgainInFull(t *testing.T) {
 		{"sitemap backlog", func(src *Source, site string) {
 			src.Identifier = IDFromURL
 			src.Backlog = &Backlog{Kind: BacklogSitemap, Site: "https://" + site}
-		}, func(p string) bool { return p == "/feed.xml" || strings.HasSuffix(p, "sitemap.xml") || p == "/sitemap_index.xml" }},
+		}, func(p string) bool {
+			return p == "/feed.xml" || strings.HasSuffix(p, "sitemap.xml") || p == "/sitemap_index.xml"
+		}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
