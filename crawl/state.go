@@ -278,13 +278,15 @@ func (m *MemoryState) See(ctx context.Context, source string, ref RefState, now 
 		r = &RefState{Key: ref.Key, FirstSeen: now}
 		s.refs[ref.Key] = r
 	}
-	mergeRef(r, ref)
+	r.Merge(ref)
 	return cloneRef(*r), created, nil
 }
 
-// mergeRef folds what ref says that is new into r; the identity (Key,
-// FirstSeen) and the outcome stay.
-func mergeRef(r *RefState, ref RefState) {
+// Merge folds into r what a sighting of the same reference says that is new: a
+// URL, a feed or list identifier, a publication instant, an excerpt. The
+// identity (Key, FirstSeen) and the outcome stay. Every [State]
+// implementation's See merges with it, so all keep the same fields.
+func (r *RefState) Merge(ref RefState) {
 	if ref.URL != "" {
 		r.URL = ref.URL
 	}

@@ -311,22 +311,7 @@ func (st *State) See(ctx context.Context, source string, ref crawl.RefState, now
 		if !ok {
 			cur = crawl.RefState{Key: ref.Key, FirstSeen: now}
 		}
-		if ref.URL != "" {
-			cur.URL = ref.URL
-		}
-		if ref.FeedID != "" {
-			cur.FeedID = ref.FeedID
-		}
-		if ref.ListID != "" {
-			cur.ListID = ref.ListID
-		}
-		if !ref.Published.IsZero() {
-			cur.Published = ref.Published
-		}
-		if ref.Excerpt != nil {
-			e := *ref.Excerpt
-			cur.Excerpt = &e
-		}
+		cur.Merge(ref)
 		out = cur
 		return cur, nil
 	})

@@ -179,7 +179,7 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 		case err != nil:
 			return err
 		}
-		merge(&out, ref)
+		out.Merge(ref)
 		ex, err := excerptJSON(out.Excerpt)
 		if err != nil {
 			return err
@@ -192,27 +192,6 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 		return crawl.RefState{}, false, err
 	}
 	return out, created, nil
-}
-
-// merge folds what ref says that is new into r; the identity (Key,
-// FirstSeen) and the outcome stay.
-func merge(r *crawl.RefState, ref crawl.RefState) {
-	if ref.URL != "" {
-		r.URL = ref.URL
-	}
-	if ref.FeedID != "" {
-		r.FeedID = ref.FeedID
-	}
-	if ref.ListID != "" {
-		r.ListID = ref.ListID
-	}
-	if !ref.Published.IsZero() {
-		r.Published = ref.Published
-	}
-	if ref.Excerpt != nil {
-		e := *ref.Excerpt
-		r.Excerpt = &e
-	}
 }
 
 // Ref implements [crawl.State].
