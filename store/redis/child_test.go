@@ -19,6 +19,7 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/robots"
 )
 
 // childEnv carries a worker's configuration (JSON) when the test binary is
@@ -138,6 +139,7 @@ func childMain() int {
 	onEvent := func(ev crawl.Event) {
 		var re *Error
 		if ev.Err != nil && (errors.As(ev.Err, &re) || errors.Is(ev.Err, context.DeadlineExceeded) ||
+			errors.Is(ev.Err, robots.ErrNotSent) || errors.Is(ev.Err, fetch.ErrPacingDeadline) ||
 			strings.Contains(ev.Err.Error(), context.DeadlineExceeded.Error())) {
 			dmu.Lock()
 			dirty[ev.Source] = true
