@@ -82,6 +82,9 @@ type suite struct {
 // the web (news-1.example … with that many articles each).
 func newSuite(t *testing.T, preset string, hosts, articles int, edit func(s *suite)) *suite {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the policy suites crawl at their documents' real intervals (about a minute in all): they run without -short, as .ci/run's race pass does")
+	}
 	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: hosts, ArticlesPerHost: articles, Seed: 1})
 	cfg, err := LoadConfig(readyConfig(preset))
 	if err != nil {
