@@ -7,12 +7,10 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/politefetch/politefetch/politetest"
@@ -144,59 +142,21 @@ func (e *env) close() {
 // web's plain-HTTP twin over a connection of its own, so the web sees as
 // many connections as the crawler opened.
 type relay struct {
-	ln     net.Listener
-	web    *politetest.Web
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
+	*tunnels
+	web *politetest.Web
 }
 
 func startRelay(web *politetest.Web) (*relay, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	t, err := listenTunnels()
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, web: web, conns: make(map[net.Conn]struct{})}
-	r.wg.Add(1)
-	go r.serve()
+	r := &relay{tunnels: t, web: web}
+	t.start(r.pipe)
 	return r, nil
 }
 
-func (r *relay) serve() {
-	defer r.wg.Done()
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		r.wg.Add(1)
-		go r.pipe(c)
-	}
-}
-
-// track records c as open (false once the relay is closing).
-func (r *relay) track(c net.Conn, open bool) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !open {
-		delete(r.conns, c)
-		return true
-	}
-	if r.closed {
-		return false
-	}
-	r.conns[c] = struct{}{}
-	return true
-}
-
 func (r *relay) pipe(down net.Conn) {
-	defer r.wg.Done()
-	defer down.Close()
-	if !r.track(down, true) {
-		return
-	}
-	defer r.track(down, false)
 	// Any site name on port 80 reaches the plain-HTTP twin; the site is
 	// chosen by each request's Host header.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -205,32 +165,5 @@ func (r *relay) pipe(down net.Conn) {
 	if err != nil {
 		return
 	}
-	defer up.Close()
-	if !r.track(up, true) {
-		return
-	}
-	defer r.track(up, false)
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		if tc, ok := dst.(*net.TCPConn); ok {
-			tc.CloseWrite()
-		}
-		done <- struct{}{}
-	}
-	go cp(up, down)
-	go cp(down, up)
-	<-done
-	<-done
-}
-
-func (r *relay) close() {
-	r.ln.Close()
-	r.mu.Lock()
-	r.closed = true
-	for c := range r.conns {
-		c.Close()
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
+	r.splice(down, up)
 }
