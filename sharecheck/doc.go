@@ -4,9 +4,10 @@
 // chain and looking at its bytes.
 //
 // A [Checker] reads each image URL once and remembers the answer, for as
-// many URLs as its bounded cache holds: a story that names an image already
-// checked costs no request, and concurrent checks of one URL share one
-// read. The read is an ordinary Get of the Client it is given, as
+// many URLs as its bounded cache holds and for a bounded time (a day for
+// what the bytes showed, minutes for a refusal or a failure that may pass):
+// a story that names an image already checked costs no request, and
+// concurrent checks of one URL share one read. The read is an ordinary Get of the Client it is given, as
 // fetch.KindImage, so it goes out under the same identity, paced with every
 // other request to the image's host, after that host's robots.txt (read and
 // obeyed exactly as for pages: under the strict news policy a robots.txt

@@ -8,10 +8,16 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/sniff"
 )
+
+// Clock is the time a Checker reads to expire its answers. Nil means real
+// time.
+type Clock = clock.Clock
 
 // Defaults for the zero fields of a [Checker].
 const (
@@ -23,6 +29,13 @@ const (
 	// MaxRedirects is the most redirects an image may take to be used,
 	// whatever the Client's policy follows.
 	MaxRedirects = 3
+	// DefaultMaxAge is how long a Checker remembers an answer that says
+	// something about the image itself (usable, not an image, too large).
+	DefaultMaxAge = 24 * time.Hour
+	// DefaultRecheck is how long a Checker remembers an answer that may
+	// change soon (refused, unreachable, a 5xx or 429, a truncated body)
+	// when the refusal names no end of its own.
+	DefaultRecheck = 10 * time.Minute
 )
 
 // Image is a share image to check, as a story names it.
@@ -86,6 +99,17 @@ type Checker struct {
 	// CacheSize is how many image URLs' answers are remembered, the least
 	// recently asked forgotten first. 0: DefaultCacheSize.
 	CacheSize int
+	// MaxAge is how long an answer about the image itself is remembered;
+	// after it the image is read again. 0: DefaultMaxAge.
+	MaxAge time.Duration
+	// Recheck is how long an answer that may change soon is remembered: a
+	// refusal until its own end (a cool-down's, robots.txt's next read)
+	// when it names one, else for Recheck; an unreachable host, a 5xx or
+	// 429, an unreadable body for Recheck. Never longer than MaxAge. 0:
+	// DefaultRecheck.
+	Recheck time.Duration
+	// Clock gives the time answers expire by. Nil: real time.
+	Clock Clock
 
 	mu    sync.Mutex
 	byURL map[string]*entry
@@ -98,7 +122,8 @@ type entry struct {
 	elem *list.Element
 	done chan struct{} // closed when res is set
 	res  Result
-	gone bool // the read was abandoned (its caller's context ended): ask again
+	gone bool      // the read was abandoned (its caller's context ended): ask again
+	till time.Time // when res expires; set with res
 }
 
 // ErrNoClient is returned (in Result.Err's chain) by a Checker without a Client.
@@ -106,9 +131,10 @@ var ErrNoClient = errors.New("sharecheck: Checker has no Client")
 
 // Check returns whether img may be used. The first Check of an image URL
 // reads it; later ones, and concurrent ones while it is read, get the same
-// answer without a request, with their own Credit. An answer is remembered
-// whatever it says, except when ctx ended before the read did: then nothing
-// is remembered, and the Result's Err wraps ctx's error.
+// answer without a request, with their own Credit, until the answer
+// expires (see [Checker.MaxAge] and [Checker.Recheck]). An answer is
+// remembered whatever it says, except when ctx ended before the read did:
+// then nothing is remembered, and the Result's Err wraps ctx's error.
 func (c *Checker) Check(ctx context.Context, img Image) Result {
 	u, err := resolve(img)
 	if err != nil {
@@ -149,8 +175,12 @@ func (c *Checker) enter(key string) (e *entry, leader bool) {
 		c.byURL = make(map[string]*entry)
 	}
 	if e := c.byURL[key]; e != nil {
-		c.lru.MoveToFront(e.elem)
-		return e, false
+		if !e.expired(clock.Or(c.Clock).Now()) {
+			c.lru.MoveToFront(e.elem)
+			return e, false
+		}
+		c.lru.Remove(e.elem)
+		delete(c.byURL, key)
 	}
 	e = &entry{key: key, done: make(chan struct{})}
 	e.elem = c.lru.PushFront(e)
@@ -179,14 +209,65 @@ func (c *Checker) enter(key string) (e *entry, leader bool) {
 // finish sets e's answer and wakes its waiters; an abandoned read is
 // forgotten so the next Check reads again.
 func (c *Checker) finish(e *entry, res Result, abandoned bool) {
+	till := c.expiry(res)
 	c.mu.Lock()
-	e.res, e.gone = res, abandoned
+	e.res, e.gone, e.till = res, abandoned, till
 	if abandoned && c.byURL[e.key] == e {
 		c.lru.Remove(e.elem)
 		delete(c.byURL, e.key)
 	}
 	c.mu.Unlock()
 	close(e.done)
+}
+
+// expired reports whether e holds an answer that expired by now; a read in
+// flight has none yet and is shared.
+func (e *entry) expired(now time.Time) bool {
+	select {
+	case <-e.done:
+		return !now.Before(e.till)
+	default:
+		return false
+	}
+}
+
+// expiry returns when res stops being remembered.
+func (c *Checker) expiry(res Result) time.Time {
+	now := clock.Or(c.Clock).Now()
+	maxAge, recheck := c.MaxAge, c.Recheck
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
+	if recheck <= 0 {
+		recheck = DefaultRecheck
+	}
+	recheck = min(recheck, maxAge)
+	var ue *UnusableError
+	if !errors.As(res.Err, &ue) {
+		return now.Add(maxAge)
+	}
+	switch ue.Reason {
+	case Refused:
+		var refused *fetch.RefusedError
+		if errors.As(ue, &refused) && refused.Until.After(now) {
+			return minTime(refused.Until, now.Add(maxAge))
+		}
+		return now.Add(recheck)
+	case UnknownHost, Unreachable, Unreadable:
+		return now.Add(recheck)
+	case Status:
+		if ue.Status >= 500 || ue.Status == http.StatusTooManyRequests {
+			return now.Add(recheck)
+		}
+	}
+	return now.Add(maxAge)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // Len returns how many image URLs' answers the Checker remembers, reads in

@@ -10,12 +10,14 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/sharecheck"
 )
@@ -394,5 +396,55 @@ func TestResult_JSONKeepsTheReason(t *testing.T) {
 	var r sharecheck.Reason
 	if err := r.UnmarshalText([]byte("no such")); err == nil {
 		t.Error("an unknown reason was read")
+	}
+}
+
+// Answers expire: one about the image itself after MaxAge, one that may
+// change soon (a 503 here) after Recheck, so a long-running crawler neither
+// trusts a day-old answer nor turns a passing failure into a lasting one.
+func TestCheck_S7_AnswersExpire(t *testing.T) {
+	t.Parallel()
+	b := newBed(t, 0, 0)
+	m := clock.NewManual(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	b.chk.Clock, b.chk.MaxAge, b.chk.Recheck = m, 24*time.Hour, 10*time.Minute
+	var served atomic.Int32
+	b.site.Handle("/flaky/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		http.Redirect(w, r, "/images/3.gif", http.StatusFound)
+	}))
+	ctx := context.Background()
+	good, flaky := b.site.URL("/images/1.jpg"), b.site.URL("/flaky/1.gif")
+	check := func(u string) sharecheck.Result {
+		return b.chk.Check(ctx, sharecheck.Image{URL: u, Page: page})
+	}
+	if res := check(flaky); res.Usable() || !errors.Is(res.Err, sharecheck.ErrStatus) {
+		t.Fatalf("first flaky check: %+v, want a 503", res)
+	}
+	check(good)
+	m.Advance(9 * time.Minute)
+	if res := check(flaky); res.Usable() {
+		t.Errorf("flaky within Recheck: usable, want the 503 remembered")
+	}
+	m.Advance(2 * time.Minute)
+	if res := check(flaky); !res.Usable() {
+		t.Errorf("flaky after Recheck: %v, want it read again and usable", res.Err)
+	}
+	if n := len(b.requests("news.example", "/flaky/1.gif")); n != 2 {
+		t.Errorf("flaky: %d requests, want 2", n)
+	}
+	m.Advance(23 * time.Hour)
+	check(good)
+	if n := len(b.requests("news.example", "/images/1.jpg")); n != 1 {
+		t.Errorf("good within MaxAge: %d requests, want 1", n)
+	}
+	m.Advance(time.Hour)
+	if res := check(good); !res.Usable() {
+		t.Errorf("good after MaxAge: %v", res.Err)
+	}
+	if n := len(b.requests("news.example", "/images/1.jpg")); n != 2 {
+		t.Errorf("good after MaxAge: %d requests, want 2 (read again)", n)
 	}
 }
