@@ -24,7 +24,9 @@ const (
 	// RuleInFlight: more than MaxInFlight requests in flight to one host.
 	RuleInFlight Rule = "in-flight"
 	// RuleRobotsFirst: a path fetched before the host's robots.txt had
-	// been requested and answered.
+	// been requested and answered. [RobotsRedirects] redirects in a row
+	// count as an answer: robots.txt unavailable, everything allowed
+	// (RFC 9309 §2.3.1.2).
 	RuleRobotsFirst Rule = "robots-first"
 	// RuleDisallowed: a path fetched that the host's robots.txt, as last
 	// answered, disallows for the policy's agent.
@@ -56,6 +58,11 @@ func Rules() []Rule {
 	return []Rule{RuleRobotsFirst, RuleDisallowed, RuleInterval, RuleInFlight, RuleConnections,
 		RuleCooldown, RuleUserAgent, RuleHeader, RuleCookie, RuleInsecure}
 }
+
+// RobotsRedirects is how many robots.txt redirects in a row the auditor
+// expects a client to follow before it may take robots.txt as unavailable
+// (RFC 9309 §2.3.1.2: at least five).
+const RobotsRedirects = 5
 
 // DefaultChallengeCooldown is how long after a challenge page the auditor
 // expects a host to be left alone when the Policy does not say (the strict
@@ -475,6 +482,7 @@ func (a *auditor) checkHeaders(host string, q *Request) {
 // finished by then; nil if none) and the last robots.txt request before q,
 // answered or not.
 func (a *auditor) robotsInEffect(hv *hostView, k int, q *Request) (verdict *robotsVerdict, asked *Request) {
+	redirects := 0 // consecutive robots.txt answers that were redirects
 	for _, pos := range hv.robotsPos {
 		if pos >= k {
 			break
@@ -482,9 +490,19 @@ func (a *auditor) robotsInEffect(hv *hostView, k int, q *Request) (verdict *robo
 		j := hv.idx[pos]
 		r := &a.reqs[j]
 		asked = r
-		if !finishedBy(r, q.Arrived) || (r.Status >= 300 && r.Status < 400) {
+		if !finishedBy(r, q.Arrived) {
 			continue
 		}
+		if r.Status >= 300 && r.Status < 400 {
+			// RFC 9309 §2.3.1.2: a crawler follows at least five
+			// redirects, and may then take robots.txt as unavailable
+			// (everything allowed).
+			if redirects++; redirects >= RobotsRedirects {
+				verdict = &robotsVerdict{by: r, agentRule: agentFor(a.p, q.Header.Get("User-Agent")), allowAll: true}
+			}
+			continue
+		}
+		redirects = 0
 		key := verdictKey{j, agentFor(a.p, q.Header.Get("User-Agent"))}
 		if a.verdicts[key] == nil {
 			a.verdicts[key] = judgeRobots(a.p, r, key.agent)

@@ -138,7 +138,77 @@ func (s *Site) serveHome(w http.ResponseWriter, r *http.Request) {
 	serveConditional(w, r, "text/html; charset=utf-8", []byte(b.String()), lastModified(as))
 }
 
-func (s *Site) serveRSS(w http.ResponseWriter, r *http.Request) {
+func (s *Site) serveRSS(w http.ResponseWriter, r *http.Request) { s.serveFeedWith(w, r, nil) }
+
+// feedItem is one item of an RSS feed: an article, under a link and a GUID
+// that may not be its own.
+type feedItem struct {
+	a          Article
+	link, guid string
+}
+
+// itemsFunc lists a feed's items for the site's newest articles.
+type itemsFunc func(s *Site, as []Article) []feedItem
+
+// ownItems is the honest feed: one item per article, its own link and GUID.
+func ownItems(s *Site, as []Article) []feedItem {
+	out := make([]feedItem, len(as))
+	for i, a := range as {
+		out[i] = feedItem{a: a, link: s.URL(a.Path), guid: a.GUID(s.name)}
+	}
+	return out
+}
+
+// duplicated lists each article copies times, its link as published, with
+// tracking parameters, with a fragment and with the host in upper case, in
+// turn; every copy keeps the article's GUID.
+func duplicated(copies int) itemsFunc {
+	return func(s *Site, as []Article) []feedItem {
+		var out []feedItem
+		for _, a := range as {
+			link := s.URL(a.Path)
+			variants := []string{link, link + "?utm_source=politetest&utm_medium=feed", link + "#comments",
+				"https://" + strings.ToUpper(s.name) + a.Path}
+			for i := range copies {
+				out = append(out, feedItem{a: a, link: variants[i%len(variants)], guid: a.GUID(s.name)})
+			}
+		}
+		return out
+	}
+}
+
+// foreign lists, before the site's own items, items linking where a crawler
+// of this site must not go: host, private, link-local and loopback
+// addresses, other schemes, and a 16 KiB URL on the site itself.
+func foreign(host string) itemsFunc {
+	return func(s *Site, as []Article) []feedItem {
+		links := []string{
+			"https://" + host + "/news/borrowed/",
+			"https://10.0.0.1/admin/",
+			"https://169.254.169.254/latest/meta-data/",
+			"https://127.0.0.1/news/",
+			"https://localhost/news/",
+			"javascript:alert(1)",
+			"data:text/html,<p>politetest</p>",
+			"ftp://" + s.name + "/news/article.txt",
+			s.URL("/news/" + strings.Repeat("x", 16<<10) + "/"),
+		}
+		var out []feedItem
+		for i, l := range links {
+			a := Article{Title: "Elsewhere " + strconv.Itoa(i+1), Published: articleEpoch, Author: "Nobody",
+				Section: "news", Summary: "A link a crawler of " + s.name + " does not follow."}
+			out = append(out, feedItem{a: a, link: l, guid: "politetest-foreign-" + strconv.Itoa(i+1) + "@" + s.name})
+		}
+		return append(out, ownItems(s, as)...)
+	}
+}
+
+// serveFeedWith serves the RSS feed of the site's newest articles, its items
+// listed by items (nil: ownItems).
+func (s *Site) serveFeedWith(w http.ResponseWriter, r *http.Request, items itemsFunc) {
+	if items == nil {
+		items = ownItems
+	}
 	as := s.Articles()
 	mod := lastModified(as)
 	var b strings.Builder
@@ -148,14 +218,17 @@ func (s *Site) serveRSS(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "<description>News from %s</description>\n<language>en</language>\n", xmlEsc(s.name))
 	fmt.Fprintf(&b, "<lastBuildDate>%s</lastBuildDate>\n", mod.Format(time.RFC1123Z))
 	fmt.Fprintf(&b, "<atom:link href=\"%s\" rel=\"self\" type=\"application/rss+xml\"/>\n", xmlEsc(s.URL("/feed.xml")))
-	for _, a := range newest(as, feedSize) {
+	for _, it := range items(s, newest(as, feedSize)) {
+		a := it.a
 		b.WriteString("<item>\n")
-		fmt.Fprintf(&b, "<title>%s</title>\n<link>%s</link>\n", xmlEsc(a.Title), xmlEsc(s.URL(a.Path)))
-		fmt.Fprintf(&b, "<guid isPermaLink=\"false\">%s</guid>\n", xmlEsc(a.GUID(s.name)))
+		fmt.Fprintf(&b, "<title>%s</title>\n<link>%s</link>\n", xmlEsc(a.Title), xmlEsc(it.link))
+		fmt.Fprintf(&b, "<guid isPermaLink=\"false\">%s</guid>\n", xmlEsc(it.guid))
 		fmt.Fprintf(&b, "<pubDate>%s</pubDate>\n", a.Published.Format(time.RFC1123Z))
 		fmt.Fprintf(&b, "<dc:creator>%s</dc:creator>\n<category>%s</category>\n", xmlEsc(a.Author), xmlEsc(a.Section))
 		fmt.Fprintf(&b, "<description>%s</description>\n", xmlEsc(a.Summary))
-		fmt.Fprintf(&b, "<enclosure url=\"%s\" length=\"0\" type=\"%s\"/>\n", xmlEsc(s.URL(a.Image)), imageType(a.Image))
+		if a.Image != "" {
+			fmt.Fprintf(&b, "<enclosure url=\"%s\" length=\"0\" type=\"%s\"/>\n", xmlEsc(s.URL(a.Image)), imageType(a.Image))
+		}
 		b.WriteString("</item>\n")
 	}
 	b.WriteString("</channel>\n</rss>\n")

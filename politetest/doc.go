@@ -25,10 +25,12 @@
 // and misbehaves on demand ([Site.Misbehave], [Kind]): 429 and 503 with
 // Retry-After, 401, 403, a Cloudflare-like challenge page, slow or trickling
 // or truncated bodies, an unknown Content-Encoding, a gzip bomb, an oversize
-// body, a missing Content-Type, redirect loops and chains, redirects to http,
-// to another host or adding a query parameter, Set-Cookie on every answer, a
-// hang or a reset. [Site.Handle] adds any handler; [Site.ResolveTo] makes a
-// name resolve to a private address for SSRF tests.
+// or endless body, a missing or wrong Content-Type, a broken document, a
+// huge header, redirect loops and chains, redirects to http, to another host,
+// to any URL or adding a query parameter, feeds with duplicate or foreign
+// links, endless pagination, Set-Cookie or Connection: close on every
+// answer, a hang, a hang-up or a reset. [Site.Handle] adds any handler;
+// [Site.ResolveTo] makes a name resolve to a private address for SSRF tests.
 //
 // The web records every request as it arrives ([Web.Requests]): time, host,
 // SNI, connection, method, target, every header as received, the answer's
@@ -56,5 +58,7 @@
 // they state.
 //
 // A [Scenario] builds a whole web of hundreds of sites, deterministically,
-// from a few numbers.
+// from a few numbers. [Hostile] is the scenario of a hostile web: every
+// misbehaviour of [HostileTraits] at once, each on a few sites, beside
+// well-behaved ones.
 package politetest

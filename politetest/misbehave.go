@@ -77,8 +77,48 @@ const (
 	// Hang never answers: it waits until the client gives up or the web
 	// closes.
 	Hang
-	// Reset resets the connection (TCP RST) without answering.
+	// Reset resets the connection (TCP RST) without answering; over TLS,
+	// with no close_notify alert before it.
 	Reset
+	// WrongContentType answers normally but labels the body with
+	// ContentType (default "application/octet-stream").
+	WrongContentType
+	// Malformed answers 200 with the first half of the normal body, its
+	// Content-Length saying so: complete on the wire, a broken document
+	// (XML, HTML or JSON cut short).
+	Malformed
+	// Endless answers 200 text/html with no Content-Length and a body that
+	// never ends: it streams until the client hangs up or the web closes.
+	Endless
+	// HugeHeader answers normally plus one header line of Size bytes
+	// (default 1 MiB).
+	HugeHeader
+	// RedirectTo redirects (302) to Location exactly as given: another
+	// host, an IP literal, another scheme.
+	RedirectTo
+	// DuplicateLinks serves the RSS feed with each item Copies times
+	// (default 4): as published, with tracking parameters
+	// (utm_source, utm_medium), with a fragment, and with the host in
+	// upper case.
+	DuplicateLinks
+	// ForeignLinks serves the RSS feed with its own items and, before
+	// them, items linking elsewhere: another host (Host, default
+	// "elsewhere.example"), a private address, a link-local cloud metadata
+	// address, loopback, javascript:, data: and ftp: URLs, and a URL of
+	// 64 KiB.
+	ForeignLinks
+	// EndlessPages answers the WordPress-like post list as a server that
+	// ignores the page parameter: every page is the first, each claiming
+	// a million pages and a next one.
+	EndlessPages
+	// CloseConnection answers normally with "Connection: close", so every
+	// request needs a new connection. On "*" it applies to every answer,
+	// robots.txt included, like SetCookie.
+	CloseConnection
+	// HangUp closes the connection cleanly without answering (over TLS a
+	// close_notify alert, then the TCP FIN): the client reads the end of
+	// the stream where the answer should be.
+	HangUp
 )
 
 var kindNames = [...]string{
@@ -86,6 +126,8 @@ var kindNames = [...]string{
 	"server-error", "slow-first-byte", "trickle", "truncate", "unknown-encoding", "gzip-bomb",
 	"oversize", "no-content-type", "redirect-loop", "redirect-to-http", "redirect-to-host",
 	"redirect-add-param", "redirect-chain", "set-cookie", "hang", "reset",
+	"wrong-content-type", "malformed", "endless", "huge-header", "redirect-to", "duplicate-links",
+	"foreign-links", "endless-pages", "close-connection", "hang-up",
 }
 
 // String returns the kind's name, such as "too-many-requests".
@@ -108,16 +150,27 @@ type Behaviour struct {
 	// or, with RetryAfterDate, as an HTTP-date that far ahead.
 	RetryAfter     time.Duration
 	RetryAfterDate bool
+	// RetryAfterText, if set, is sent as the Retry-After header verbatim
+	// (a value no parser should trust, such as "soon"), instead of
+	// RetryAfter.
+	RetryAfterText string
 	// Delay is the wait of SlowFirstByte and between Trickle's chunks.
 	Delay time.Duration
 	// Chunk is Trickle's piece size in bytes.
 	Chunk int
-	// Size is GzipBomb's inflated size and Oversize's body size, in bytes.
+	// Size is GzipBomb's inflated size, Oversize's body size and
+	// HugeHeader's header size, in bytes.
 	Size int64
 	// Hops is RedirectChain's number of redirects.
 	Hops int
-	// Host is RedirectToHost's target host.
+	// Host is RedirectToHost's target host and ForeignLinks' other host.
 	Host string
+	// Location is RedirectTo's target.
+	Location string
+	// ContentType is WrongContentType's label.
+	ContentType string
+	// Copies is how many times DuplicateLinks lists each item.
+	Copies int
 	// Param is RedirectAddParam's "name=value".
 	Param string
 	// Encoding is UnknownEncoding's Content-Encoding.
@@ -130,8 +183,8 @@ type Behaviour struct {
 // Misbehave makes the site misbehave on path (exact; "*" means every path
 // except /robots.txt, which [Site.SetRobots] governs, though an exact
 // "/robots.txt" works). A path's own behaviour wins over "*", except that
-// SetCookie on "*" adds its cookie to every answer, robots.txt included. A
-// zero Behaviour removes it.
+// SetCookie and CloseConnection on "*" decorate every answer, robots.txt
+// included. A zero Behaviour removes it.
 func (s *Site) Misbehave(path string, b Behaviour) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,24 +195,34 @@ func (s *Site) Misbehave(path string, b Behaviour) {
 	s.behaviours[path] = &behaviourState{b: b}
 }
 
-// behaviourFor returns the behaviour governing path, counting the answer.
-func (s *Site) behaviourFor(path string) (Behaviour, bool, bool) {
+// decoration is a misbehaviour that only adds to an answer.
+type decoration struct {
+	cookie, close bool
+}
+
+func isDecoration(k Kind) bool { return k == SetCookie || k == CloseConnection }
+
+// behaviourFor returns the behaviour governing path, counting the answer,
+// and the decorations "*" adds to it.
+func (s *Site) behaviourFor(path string) (Behaviour, decoration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cookie := false
+	var dec decoration
 	st := s.behaviours[path]
 	if star := s.behaviours["*"]; star != nil {
-		if star.b.Kind == SetCookie {
-			cookie = true // a decoration: it applies to robots.txt too
+		if isDecoration(star.b.Kind) {
+			// a decoration: it applies to robots.txt too
+			dec.cookie = star.b.Kind == SetCookie
+			dec.close = star.b.Kind == CloseConnection
 		} else if st == nil && !isRobotsPath(path) {
 			st = star
 		}
 	}
 	if st == nil || (st.b.Times > 0 && st.served >= st.b.Times) {
-		return Behaviour{}, cookie, false
+		return Behaviour{}, dec, false
 	}
 	st.served++
-	return st.b, cookie, true
+	return st.b, dec, true
 }
 
 // misbehave answers r as b says. It reports false when the normal answer
@@ -250,12 +313,43 @@ func (s *Site) misbehave(w http.ResponseWriter, r *http.Request, b Behaviour) bo
 		}
 		q.Set("hop", strconv.Itoa(hop+1))
 		redirect(w, r.URL.Path, q, http.StatusFound)
-	case SetCookie:
+	case SetCookie, CloseConnection:
 		return false
+	case WrongContentType:
+		status, hdr, body := s.render(r)
+		copyHeader(h, hdr)
+		h.Set("Content-Type", orStr(b.ContentType, "application/octet-stream"))
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		w.Write(body)
+	case Malformed:
+		_, hdr, body := s.render(withoutConditions(r))
+		copyHeader(h, hdr)
+		h.Del("ETag")
+		h.Del("Last-Modified")
+		body = body[:len(body)/2]
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	case Endless:
+		s.endless(w, r)
+	case HugeHeader:
+		h.Set("X-Politetest-Padding", strings.Repeat("p", int(orInt64(b.Size, 1<<20))))
+		return false
+	case RedirectTo:
+		redirectTo(w, orStr(b.Location, "/"), http.StatusFound)
+	case DuplicateLinks:
+		s.serveFeedWith(w, r, duplicated(orInt(b.Copies, 4)))
+	case ForeignLinks:
+		s.serveFeedWith(w, r, foreign(canonicalHost(orStr(b.Host, "elsewhere.example"))))
+	case EndlessPages:
+		s.serveEndlessPages(w, r)
 	case Hang:
 		s.hang(r)
 	case Reset:
 		s.reset(w, r)
+	case HangUp:
+		s.hangUp(w, r)
 	default:
 		return false
 	}
@@ -270,6 +364,10 @@ func setCookie(h http.Header) {
 }
 
 func setRetryAfter(h http.Header, b Behaviour) {
+	if b.RetryAfterText != "" {
+		h.Set("Retry-After", b.RetryAfterText)
+		return
+	}
 	if b.RetryAfter <= 0 {
 		return
 	}
@@ -388,6 +486,42 @@ func (s *Site) truncate(w http.ResponseWriter, r *http.Request) {
 	w.Write(body[:len(body)/2])
 	http.NewResponseController(w).Flush()
 	panic(http.ErrAbortHandler) // net/http closes the connection
+}
+
+// withoutConditions returns r without its conditional headers, so that its
+// rendering is the full answer.
+func withoutConditions(r *http.Request) *http.Request {
+	if r.Header.Get("If-None-Match") == "" && r.Header.Get("If-Modified-Since") == "" {
+		return r
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Del("If-None-Match")
+	r2.Header.Del("If-Modified-Since")
+	return r2
+}
+
+// endless streams HTML until the client hangs up or the web closes.
+func (s *Site) endless(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	rc := http.NewResponseController(w)
+	chunk := bytes.Repeat([]byte("<p>politetest endless body</p>\n"), 1024) // 31 KiB
+	for {
+		select {
+		case <-r.Context().Done():
+			panic(http.ErrAbortHandler)
+		case <-s.web.closing():
+			panic(http.ErrAbortHandler)
+		default:
+		}
+		if _, err := w.Write(chunk); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		rc.Flush()
+	}
 }
 
 func oversize(w http.ResponseWriter, r *http.Request, size int64) {

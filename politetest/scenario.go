@@ -26,8 +26,13 @@ type Scenario struct {
 	// neither negative, min not above max.
 	Latency [2]time.Duration
 	// RudeShare is the share (0–1) of sites that misbehave: each rude site
-	// gets one of the traits listed in [RudeTraits].
+	// gets one trait, drawn from [RudeTraits] when Traits is nil.
 	RudeShare float64
+	// Traits, if not nil, lists the traits the rude sites show (each a
+	// name from [HostileTraits]), dealt in turn in an order the seed
+	// shuffles, so that each is shown once there are as many rude sites
+	// as traits. nil: each rude site draws one of [RudeTraits].
+	Traits []string
 	// RobotsMix sets the robots.txt of the well-behaved sites.
 	RobotsMix RobotsMix
 	// Seed makes the choices; the same seed builds the same web.
@@ -69,6 +74,10 @@ type ScenarioInfo struct {
 	Seed int64
 	// Sites lists the sites in name order (news-1, news-2, …).
 	Sites []SiteInfo
+	// Others names the sites built for the traits to point at (see
+	// [HostileTraits]), nil when no trait needs them. They have no
+	// articles, and no source of a site in Sites should admit them.
+	Others []string
 }
 
 // SiteInfo describes one site a Scenario built.
@@ -76,12 +85,20 @@ type SiteInfo struct {
 	// Name is the host name.
 	Name string
 	// Rude reports whether the site misbehaves; Trait says how (one of
-	// [RudeTraits], "" for a well-behaved site).
+	// [HostileTraits], "" for a well-behaved site).
 	Rude  bool
 	Trait string
+	// Readable reports that nothing the site does stands in the way of a
+	// polite crawler, under any policy, reading every article it learns
+	// from the RSS feed: true for every well-behaved site and for the
+	// traits that leave the articles alone (duplicate or foreign links,
+	// cookies, closed connections, …).
+	Readable bool
 	// Robots names the robots.txt kind: "allow-all", "disallow",
-	// "crawl-delay", "missing", "redirect", or for rude sites "5xx" or
-	// "disallow-articles".
+	// "crawl-delay", "missing", "redirect", or for rude sites "5xx",
+	// "disallow-articles", or the robots.txt traits' own ("403",
+	// "timeout", "reset", "redirect-loop", "huge", "gzip-bomb", "html",
+	// "crawl-delay-huge").
 	Robots string
 	// RobotsBody is what robots.txt says (when it answers 200).
 	RobotsBody string
@@ -199,6 +216,9 @@ func (sc Scenario) Validate() error {
 	case m.Disallow+m.CrawlDelay+m.Missing+m.Redirect > 1+1e-9:
 		return bad("RobotsMix", "shares sum to %v: more than every site", m.Disallow+m.CrawlDelay+m.Missing+m.Redirect)
 	}
+	if why := checkTraits(sc.Traits); why != "" {
+		return bad("Traits", "%s", why)
+	}
 	if d := strings.Trim(sc.Domain, "."); d != "" && !validDomain(d) {
 		return bad("Domain", "is %q: not a domain name", sc.Domain)
 	}
@@ -242,16 +262,27 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 	for _, i := range rng.Perm(hosts)[:min(nRude, hosts)] {
 		rude[i] = true
 	}
-	traits := RudeTraits()
+	traits, deal := RudeTraits(), false
+	if sc.Traits != nil {
+		traits, deal = nil, true
+		for _, i := range rng.Perm(len(sc.Traits)) {
+			traits = append(traits, sc.Traits[i])
+		}
+	}
 	sections := []string{"news"}
 
 	info := &ScenarioInfo{Seed: sc.Seed}
+	dealt := 0
 	for i := 0; i < hosts; i++ {
 		name := "news-" + strconv.Itoa(i+1) + "." + domain
 		s := w.Site(name)
 		si := SiteInfo{Name: name, Latency: lat}
 		s.SetLatency(lat[0], lat[1])
-		for _, p := range []string{"*", "/feed.xml", "/atom.xml"} {
+		paths := make([]string, per)
+		for j := range paths {
+			paths[j] = fmt.Sprintf("/%s/article-%d/", sections[0], j+1)
+		}
+		for _, p := range append([]string{"*", "/feed.xml", "/atom.xml", "/robots.txt", "/wp-json/wp/v2/posts"}, paths...) {
 			s.Misbehave(p, Behaviour{})
 		}
 
@@ -260,28 +291,17 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 		si.Robots = "allow-all"
 		if rude[i] {
 			si.Rude = true
-			si.Trait = traits[rng.IntN(len(traits))]
-			switch si.Trait {
-			case "429":
-				b := Behaviour{Kind: TooManyRequests, RetryAfter: 120 * time.Second}
-				s.Misbehave("/feed.xml", b)
-				s.Misbehave("/atom.xml", b)
-			case "503":
-				b := Behaviour{Kind: Unavailable, RetryAfter: 10 * time.Minute, RetryAfterDate: true}
-				s.Misbehave("/feed.xml", b)
-				s.Misbehave("/atom.xml", b)
-			case "challenge":
-				s.Misbehave("*", Behaviour{Kind: Challenge})
-			case "robots-5xx":
-				robots = Robots{Status: 503, Body: "Service Unavailable\n"}
-				si.Robots = "5xx"
-				si.Disallowed = []string{"/"}
-			case "disallow":
-				robots.Body = "User-agent: *\nDisallow: /news/\n" + sitemap
-				si.Robots = "disallow-articles"
-				si.Disallowed = []string{"/news/"}
+			if deal {
+				si.Trait = traits[dealt%len(traits)]
+				dealt++
+			} else {
+				si.Trait = traits[rng.IntN(len(traits))]
 			}
+			t, _ := traitNamed(si.Trait)
+			si.Readable = t.readable
+			t.apply(&traitBuild{s: s, si: &si, robots: &robots, sitemap: sitemap, articles: paths, domain: domain})
 		} else {
+			si.Readable = true
 			x := rng.Float64()
 			m := sc.RobotsMix
 			switch {
@@ -311,7 +331,7 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 			published := articleEpoch.Add(time.Duration(j)*time.Hour + time.Duration(rng.IntN(3600))*time.Second)
 			a := s.AddArticle(Article{
 				ID:        j,
-				Path:      fmt.Sprintf("/%s/article-%d/", section, j),
+				Path:      paths[j-1],
 				Title:     fmt.Sprintf("Story %d from %s", j, name),
 				Section:   section,
 				Published: published,
@@ -319,6 +339,9 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 			si.Articles = append(si.Articles, a)
 		}
 		info.Sites = append(info.Sites, si)
+	}
+	if deal {
+		info.Others = buildOthers(w, domain)
 	}
 	return info, nil
 }

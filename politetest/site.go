@@ -216,9 +216,12 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.wait(r, s.latency()) {
 		panic(http.ErrAbortHandler)
 	}
-	b, cookie, ok := s.behaviourFor(r.URL.Path)
-	if cookie || (ok && b.Kind == SetCookie) {
+	b, dec, ok := s.behaviourFor(r.URL.Path)
+	if dec.cookie || (ok && b.Kind == SetCookie) {
 		setCookie(w.Header())
+	}
+	if dec.close || (ok && b.Kind == CloseConnection) {
+		w.Header().Set("Connection", "close")
 	}
 	if ok && s.misbehave(w, r, b) {
 		return
@@ -275,17 +278,30 @@ func (s *Site) hang(r *http.Request) {
 	panic(http.ErrAbortHandler)
 }
 
-// reset closes the request's connection with a TCP RST. It never returns.
-func (s *Site) reset(w http.ResponseWriter, r *http.Request) {
+// reset closes the request's connection with a TCP RST, and nothing before
+// it (over TLS, no close_notify alert). It never returns.
+func (s *Site) reset(w http.ResponseWriter, r *http.Request) { s.drop(w, r, true) }
+
+// hangUp closes the request's connection without answering, cleanly (over
+// TLS a close_notify alert, then the TCP FIN). It never returns.
+func (s *Site) hangUp(w http.ResponseWriter, r *http.Request) { s.drop(w, r, false) }
+
+func (s *Site) drop(w http.ResponseWriter, r *http.Request, rst bool) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	// A *net.TCPConn, or the stamping wrapper around one (stampConn).
-	if tc, ok := rawConn(conn).(interface{ SetLinger(sec int) error }); ok {
-		tc.SetLinger(0)
+	if rst {
+		// A *net.TCPConn, or the stamping wrapper around one (stampConn),
+		// closed under the TLS layer.
+		raw := rawConn(conn)
+		if tc, ok := raw.(interface{ SetLinger(sec int) error }); ok {
+			tc.SetLinger(0)
+		}
+		raw.Close()
+	} else {
+		conn.Close()
 	}
-	conn.Close()
 	rec, _ := r.Context().Value(connKey{}).(*Conn)
 	s.web.connClosedNow(rec)
 	panic(http.ErrAbortHandler)

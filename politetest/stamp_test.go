@@ -336,7 +336,7 @@ func TestStampedConnReset(t *testing.T) {
 	w := NewWeb(t)
 	s := w.Site("reset.example")
 	s.Misbehave("/gone", Behaviour{Kind: Reset})
-	// Over plain HTTP: over TLS the close_notify alert comes before the RST.
+	// Over plain HTTP, where the client reads the RST itself.
 	plain, err := w.DialContext(context.Background(), "tcp", "reset.example:80")
 	if err != nil {
 		t.Fatal(err)

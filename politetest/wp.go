@@ -191,3 +191,32 @@ func pickFields(v any, keep []string) any {
 	}
 	return out
 }
+
+// serveEndlessPages answers the post list as a server that ignores the page
+// parameter: every page is the first, and each claims a million pages and
+// names the next one.
+func (s *Site) serveEndlessPages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, err := strconv.Atoi(q.Get("page"))
+	if err != nil || page < 1 {
+		page = 1
+	}
+	first := r.Clone(r.Context())
+	fq := first.URL.Query()
+	fq.Del("page")
+	first.URL.RawQuery = fq.Encode()
+	status, hdr, body := s.render(first)
+	h := w.Header()
+	copyHeader(h, hdr)
+	const pages = 1_000_000
+	h.Set("X-WP-TotalPages", strconv.Itoa(pages))
+	h.Set("X-WP-Total", strconv.Itoa(pages*10))
+	v := url.Values{}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	v.Set("page", strconv.Itoa(page+1))
+	h.Set("Link", "<"+s.URL("/wp-json/wp/v2/posts")+"?"+v.Encode()+`>; rel="next"`)
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,281 @@
+package politetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The misbehaviours the hostile web added, as a client sees them on the
+// wire.
+func TestHostileMisbehaviourOnTheWire(t *testing.T) {
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("hostile.example")
+	s.AddArticle(Article{ID: 1, Path: "/a/"})
+	s.AddArticle(Article{ID: 2, Path: "/b/"})
+	c := w.Client()
+	_, normal, _ := raw(t, c, s.URL("/a/"))
+	_, feed, _ := raw(t, c, s.URL("/feed.xml"))
+
+	for _, tc := range []struct {
+		name  string
+		path  string
+		b     Behaviour
+		check func(t *testing.T, resp *http.Response, body []byte, err error)
+	}{
+		{"wrong content type", "/a/", Behaviour{Kind: WrongContentType}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if resp.Header.Get("Content-Type") != "application/octet-stream" || !bytes.Equal(body, normal) {
+				t.Errorf("Content-Type %q, %d bytes", resp.Header.Get("Content-Type"), len(body))
+			}
+		}},
+		{"malformed", "/feed.xml", Behaviour{Kind: Malformed}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if err != nil || resp.StatusCode != 200 || resp.ContentLength != int64(len(feed)/2) || !bytes.Equal(body, feed[:len(feed)/2]) {
+				t.Errorf("%d, Content-Length %d, %d bytes of %d, %v", resp.StatusCode, resp.ContentLength, len(body), len(feed), err)
+			}
+			if resp.Header.Get("ETag") != "" {
+				t.Error("a malformed answer carries the full answer's ETag")
+			}
+		}},
+		{"huge header", "/a/", Behaviour{Kind: HugeHeader, Size: 100 << 10}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if len(resp.Header.Get("X-Politetest-Padding")) != 100<<10 || !bytes.Equal(body, normal) {
+				t.Errorf("padding of %d bytes", len(resp.Header.Get("X-Politetest-Padding")))
+			}
+		}},
+		{"redirect to", "/a/", Behaviour{Kind: RedirectTo, Location: "ftp://hostile.example/a/"}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if resp.StatusCode != 302 || resp.Header.Get("Location") != "ftp://hostile.example/a/" {
+				t.Errorf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		}},
+		{"duplicate links", "/feed.xml", Behaviour{Kind: DuplicateLinks}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			for _, want := range []string{"https://hostile.example/a/</link>", "https://hostile.example/a/?utm_source=politetest&amp;utm_medium=feed</link>",
+				"https://hostile.example/a/#comments</link>", "https://HOSTILE.EXAMPLE/a/</link>"} {
+				if n := strings.Count(string(body), want); n != 1 {
+					t.Errorf("%q %d times", want, n)
+				}
+			}
+			if n := strings.Count(string(body), "<item>"); n != 8 {
+				t.Errorf("%d items, want 2 articles × 4", n)
+			}
+		}},
+		{"foreign links", "/feed.xml", Behaviour{Kind: ForeignLinks, Host: "elsewhere.example"}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			for _, want := range []string{"https://elsewhere.example/", "https://10.0.0.1/", "https://169.254.169.254/", "https://127.0.0.1/",
+				"javascript:", "data:", "ftp://", "https://hostile.example/a/</link>", "https://hostile.example/b/</link>"} {
+				if !strings.Contains(string(body), "<link>"+want) {
+					t.Errorf("no link to %s", want)
+				}
+			}
+		}},
+		{"close connection", "/a/", Behaviour{Kind: CloseConnection}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if !resp.Close || !bytes.Equal(body, normal) {
+				t.Errorf("Close %v, %d bytes", resp.Close, len(body))
+			}
+		}},
+		{"retry-after text", "/a/", Behaviour{Kind: TooManyRequests, RetryAfterText: "soon"}, func(t *testing.T, resp *http.Response, body []byte, err error) {
+			if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "soon" {
+				t.Errorf("%d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.Misbehave(tc.path, tc.b)
+			defer s.Misbehave(tc.path, Behaviour{})
+			resp, body, err := raw(t, c, s.URL(tc.path))
+			if resp == nil {
+				t.Fatalf("no response: %v", err)
+			}
+			tc.check(t, resp, body, err)
+		})
+	}
+}
+
+// Endless streams until the client hangs up; the handler then returns.
+func TestMisbehaviourEndless(t *testing.T) {
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("endless.example")
+	s.Misbehave("/a/", Behaviour{Kind: Endless})
+	resp, err := w.Client().Get(s.URL("/a/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ContentLength != -1 {
+		t.Errorf("Content-Length %d, want none", resp.ContentLength)
+	}
+	n, err := io.CopyN(io.Discard, resp.Body, 8<<20)
+	if n != 8<<20 || err != nil {
+		t.Errorf("read %d bytes: %v", n, err)
+	}
+	resp.Body.Close()
+	w.Close() // returns once the handler has: it saw the hang-up
+}
+
+// EndlessPages: every page of the post list is the first, each naming a
+// next one out of a million.
+func TestMisbehaviourEndlessPages(t *testing.T) {
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("pages.example")
+	for range 3 {
+		s.AddArticle(Article{})
+	}
+	s.Misbehave("/wp-json/wp/v2/posts", Behaviour{Kind: EndlessPages})
+	var first []byte
+	for page := 1; page <= 3; page++ {
+		resp, body, err := raw(t, w.Client(), s.URL("/wp-json/wp/v2/posts?per_page=2&page="+string(rune('0'+page))))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("page %d: %v %v", page, resp, err)
+		}
+		var posts []map[string]any
+		if err := json.Unmarshal(body, &posts); err != nil || len(posts) != 2 {
+			t.Fatalf("page %d: %d posts, %v", page, len(posts), err)
+		}
+		if first == nil {
+			first = body
+		} else if !bytes.Equal(body, first) {
+			t.Errorf("page %d differs from the first", page)
+		}
+		if resp.Header.Get("X-WP-TotalPages") != "1000000" || !strings.Contains(resp.Header.Get("Link"), "page="+string(rune('0'+page+1))) {
+			t.Errorf("page %d: X-WP-TotalPages %q, Link %q", page, resp.Header.Get("X-WP-TotalPages"), resp.Header.Get("Link"))
+		}
+	}
+}
+
+// Reset over TLS is an RST the client reads as such; HangUp a clean end of
+// the stream.
+func TestResetAndHangUpOverTLS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the RST errno is checked on Linux only")
+	}
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("drop.example")
+	s.Misbehave("/reset", Behaviour{Kind: Reset})
+	s.Misbehave("/hangup", Behaviour{Kind: HangUp})
+	if _, _, err := raw(t, w.Client(), s.URL("/reset")); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("reset: %v, want ECONNRESET", err)
+	}
+	if _, _, err := raw(t, w.Client(), s.URL("/hangup")); !errors.Is(err, io.EOF) {
+		t.Errorf("hang-up: %v, want EOF", err)
+	}
+}
+
+// The hostile web: every trait on some site once there are as many rude
+// sites as traits, the same seed building the same web, the helper sites
+// built, and Readable set as documented.
+func TestHostileScenario(t *testing.T) {
+	t.Parallel()
+	traits := HostileTraits()
+	hosts := len(traits) // the fewest with as many rude sites as traits
+	for int(0.8*float64(hosts)+0.5) < len(traits) {
+		hosts++
+	}
+	w, info := NewScenarioWeb(t, Hostile(7, hosts))
+	_, again := NewScenarioWeb(t, Hostile(7, hosts))
+	if info.String() != again.String() {
+		t.Fatal("same seed, different hostile webs")
+	}
+	shown := map[string]int{}
+	for _, s := range info.Sites {
+		if s.Rude {
+			shown[s.Trait]++
+		} else if !s.Readable {
+			t.Errorf("%s: well-behaved but not readable", s.Name)
+		}
+	}
+	for _, tr := range traits {
+		if shown[tr] != 1 {
+			t.Errorf("trait %s on %d sites, want 1", tr, shown[tr])
+		}
+	}
+	for _, tr := range RudeTraits() {
+		if _, ok := traitNamed(tr); !ok {
+			t.Errorf("rude trait %s is not a hostile trait", tr)
+		}
+	}
+	if len(info.Others) != 2 {
+		t.Fatalf("others %v", info.Others)
+	}
+	if a, _ := w.LookupNetIP(context.Background(), "ip", "intranet.example"); len(a) != 1 || !a[0].IsPrivate() {
+		t.Errorf("intranet.example resolves to %v", a)
+	}
+	byTrait := map[string]SiteInfo{}
+	for _, s := range info.Sites {
+		byTrait[s.Trait] = s
+	}
+	c := w.Client()
+	for _, tc := range []struct {
+		trait, path string
+		status      int
+		location    string
+	}{
+		{"articles-429", "/news/article-1/", 429, ""},
+		{"redirect-to-private", "/news/article-2/", 302, "https://intranet.example/news/article-2/"},
+		{"redirect-to-metadata", "/news/article-1/", 302, "https://169.254.169.254/latest/meta-data/"},
+		{"robots-5xx", "/robots.txt", 503, ""},
+		{"robots-redirect-loop", "/robots.txt", 302, "/robots.txt?loop=1"},
+		{"crawl-delay-huge", "/news/article-1/", 200, ""},
+	} {
+		s := byTrait[tc.trait]
+		resp, _, err := raw(t, c, w.URL(s.Name, tc.path))
+		if err != nil || resp.StatusCode != tc.status || resp.Header.Get("Location") != tc.location {
+			t.Errorf("%s %s: %v %v, want %d %q", tc.trait, tc.path, resp, err, tc.status, tc.location)
+		}
+	}
+	if s := byTrait["crawl-delay-huge"]; s.CrawlDelay != 24*time.Hour || !strings.Contains(s.RobotsBody, "Crawl-delay: 86400") {
+		t.Errorf("crawl-delay-huge: %v %q", s.CrawlDelay, s.RobotsBody)
+	}
+	if !byTrait["duplicate-links"].Readable || byTrait["gzip-bomb"].Readable {
+		t.Error("Readable not as documented")
+	}
+}
+
+func TestScenarioTraitsValidate(t *testing.T) {
+	t.Parallel()
+	for _, traits := range [][]string{{}, {"429", "no-such-trait"}} {
+		err := Scenario{Hosts: 3, RudeShare: 1, Traits: traits}.Validate()
+		var se *ScenarioError
+		if !errors.As(err, &se) || se.Field != "Traits" || !errors.Is(err, ErrScenario) {
+			t.Errorf("Traits %q: %v", traits, err)
+		}
+	}
+	if err := (Scenario{Hosts: 3, Traits: []string{"hang-up"}}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Five robots.txt redirects in a row count as robots.txt unavailable
+// (everything allowed, RFC 9309 §2.3.1.2); four do not.
+func TestAuditRobotsRedirectsInARow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		follow int
+		ok     bool
+	}{{RobotsRedirects, true}, {RobotsRedirects - 1, false}} {
+		w := NewWeb(t)
+		s := w.Site("loop.example")
+		s.AddArticle(Article{ID: 1, Path: "/a/"})
+		s.Misbehave("/robots.txt", Behaviour{Kind: RedirectLoop})
+		cl := newCareful(w, 0)
+		for i := range tc.follow {
+			target := "/robots.txt"
+			if i%2 == 1 {
+				target += "?loop=1"
+			}
+			cl.get(t, s.URL(target))
+		}
+		cl.get(t, s.URL("/a/"))
+		rep := w.Audit(Policy{})
+		if rep.OK() != tc.ok || (!tc.ok && rep.Count(RuleRobotsFirst) != 1) {
+			t.Errorf("%d redirects followed: %v", tc.follow, rep)
+		}
+	}
+}
