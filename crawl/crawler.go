@@ -127,8 +127,8 @@ type Crawler struct {
 	HostQueue int
 	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
 	QueueSize int
-	// Extractors is the number of extraction goroutines. 0:
-	// DefaultExtractors.
+	// Extractors bounds the articles of one pass extracted at once, each
+	// in a goroutine that ends with its extraction. 0: DefaultExtractors.
 	Extractors int
 	// Extract turns a complete read into an article. Nil: extract.HTML for
 	// pages, extract.WordPress for API documents (the WordPress REST post

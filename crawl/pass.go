@@ -563,16 +563,30 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		c.mu.Unlock()
 	}()
 
-	var readers sync.WaitGroup
+	// Goroutines: one reader per host (hostReaders), alive while its queue
+	// lasts; one dispatcher handing what is read to extractions, each a
+	// goroutine of its own that ends with it, at most nex at once; the
+	// depositor is this goroutine. The last reader to end closes extractQ.
+	live := atomic.Int64{}
+	live.Store(int64(len(order) * hostReaders))
+	if len(order) == 0 {
+		close(extractQ)
+	}
 	for _, h := range order {
 		hq := &hostQueue{jobs: hosts[h]}
-		var host sync.WaitGroup
+		var left atomic.Int32
+		left.Store(hostReaders)
 		for range hostReaders {
-			readers.Add(1)
-			host.Add(1)
 			go func() {
-				defer readers.Done()
-				defer host.Done()
+				defer func() {
+					if left.Add(-1) == 0 {
+						ps.waiting.Add(-int64(hq.left()))
+						ps.hosts.Add(-1)
+					}
+					if live.Add(-1) == 0 {
+						close(extractQ)
+					}
+				}()
 				for {
 					j := hq.take()
 					if j == nil {
@@ -607,36 +621,40 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 				}
 			}()
 		}
-		go func() {
-			host.Wait()
-			ps.waiting.Add(-int64(hq.left()))
-			ps.hosts.Add(-1)
-		}()
 	}
-	go func() {
-		for _, j := range direct {
-			select {
-			case extractQ <- j:
-			case <-stop.Done():
-			}
-		}
-		readers.Wait()
-		close(extractQ)
-	}()
-	var extractors sync.WaitGroup
 	images := c.imageStage(stop, src, depositQ)
-	for range nex {
-		extractors.Add(1)
-		go func() {
-			defer extractors.Done()
-			for j := range extractQ {
+	go func() {
+		// A slot is had before a job is taken, so the dispatcher never
+		// holds one: what waits for an extractor waits in extractQ.
+		slots := make(chan struct{}, nex) // extractions under way
+		var extracting sync.WaitGroup
+		extract := func(j *job) {
+			extracting.Add(1)
+			go func() {
+				defer extracting.Done()
+				defer func() { <-slots }()
 				c.extract(src, j)
 				images.send(c, src, j)
+			}()
+		}
+		for _, j := range direct {
+			slots <- struct{}{}
+			if stop.Err() != nil {
+				<-slots
+				break
 			}
-		}()
-	}
-	go func() {
-		extractors.Wait()
+			extract(j)
+		}
+		for {
+			slots <- struct{}{}
+			j, ok := <-extractQ
+			if !ok {
+				<-slots
+				break
+			}
+			extract(j)
+		}
+		extracting.Wait()
 		images.wait()
 		close(depositQ)
 	}()

@@ -81,7 +81,9 @@ func crawlScale(b *testing.B, hosts, articles int) {
 		goroutines        int
 	}
 	stop, sampled := make(chan struct{}), make(chan struct{})
-	profile := os.Getenv("POLITEFETCH_SCALE_HEAPPROFILE") // a heap profile halfway through the ideal
+	// Heap and goroutine profiles halfway through the ideal: FILE and
+	// FILE.goroutine.
+	profile := os.Getenv("POLITEFETCH_SCALE_HEAPPROFILE")
 	go func() {
 		defer close(sampled)
 		t := time.NewTicker(20 * time.Millisecond)
@@ -97,9 +99,11 @@ func crawlScale(b *testing.B, hosts, articles int) {
 				return
 			case <-half:
 				if profile != "" {
-					if f, err := os.Create(profile); err == nil {
-						_ = pprof.WriteHeapProfile(f)
-						f.Close()
+					for name, file := range map[string]string{"heap": profile, "goroutine": profile + ".goroutine"} {
+						if f, err := os.Create(file); err == nil {
+							_ = pprof.Lookup(name).WriteTo(f, 0)
+							f.Close()
+						}
 					}
 				}
 			case <-t.C:
