@@ -170,10 +170,12 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		MaxFailures:     cfg.Crawl.MaxFailures,
 		OnEvent:         obs.crawlEvent,
 		Logger:          logger,
+	}
+	if cfg.Crawl.ShareImages != "skip" {
 		// S7: each story's share image checked once, through the same
 		// client; crawl checks only strict news sources' (never digest's
 		// or vault's).
-		Images: &sharecheck.Checker{Client: client},
+		c.Images = &sharecheck.Checker{Client: client}
 	}
 
 	start := time.Now()
@@ -199,7 +201,13 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	dueDone := make(chan struct{})
-	go func() { defer close(dueDone); obs.watchDue(liveCtx, state, cfg.Sources) }()
+	if liveOn || *metricsAddr != "" {
+		// The sources due, for the live line and the gauge: a read of every
+		// source's schedule each second, so only when someone looks.
+		go func() { defer close(dueDone); obs.watchDue(liveCtx, state, cfg.Sources) }()
+	} else {
+		close(dueDone)
+	}
 	if liveOn {
 		go func() { defer close(liveDone); runLive(liveCtx, stderr, obs, start) }()
 	} else {

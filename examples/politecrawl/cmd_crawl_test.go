@@ -220,3 +220,28 @@ func TestCrawl_V7_SecondProcessFindsTheLeaseHeld(t *testing.T) {
 		t.Errorf("auditor over both processes:\n%s", rep)
 	}
 }
+
+// crawl.share_images: skip reads every article and no share image: the
+// deposits are made, the web is never asked for an image, and a value
+// other than check or skip is refused at its key.
+func TestCrawl_S7_ShareImagesSkip(t *testing.T) {
+	t.Parallel()
+	sw := newSimWeb(t, 1, 2)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(minimalConfig+"crawl:\n  share_images: skip\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", filepath.Join(dir, "c.db"), "-once"}, sw.flags...)...)
+	if m := summaryRE.FindStringSubmatch(r.stdout); r.code != 0 || m == nil || m[2] != "2" {
+		t.Fatalf("exit %d, want 2 deposited\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, q := range sw.web.Requests() {
+		if strings.HasPrefix(q.Path, "/images/") {
+			t.Errorf("a share image was read: %s %s", q.Host, q.Path)
+		}
+	}
+	if _, err := ParseConfig("c.yaml", []byte(minimalConfig+"crawl:\n  share_images: never\n")); err == nil || !strings.Contains(err.Error(), "crawl.share_images") {
+		t.Errorf("share_images: never: %v", err)
+	}
+}

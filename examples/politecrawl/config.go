@@ -77,6 +77,11 @@ type CrawlSettings struct {
 	RefreshGuard    crawl.Duration `json:"refresh_guard"`    // 0: 5m; at least 1m
 	MaxReads        int            `json:"max_reads"`        // 0: 3; 1 to 3
 	MaxFailures     int            `json:"max_failures"`     // 0: 10; 1 to 10
+	// ShareImages is "check" (""): each strict news story's share image is
+	// downloaded once to check it (S7); or "skip": no share image is
+	// downloaded, and no deposit carries one, for a crawl whose readers are
+	// shown no image.
+	ShareImages string `json:"share_images"`
 }
 
 // StoreConfig says where state is kept.
@@ -293,6 +298,8 @@ func (c *Config) check() error {
 		return c.errAt("crawl.max_reads", "%d: 1 to %d reads of an article per pass (V12)", cs.MaxReads, crawl.DefaultMaxReads)
 	case cs.MaxFailures < 0 || cs.MaxFailures > crawl.DefaultMaxFailures:
 		return c.errAt("crawl.max_failures", "%d: 1 to %d consecutive failures (V12)", cs.MaxFailures, crawl.DefaultMaxFailures)
+	case cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip":
+		return c.errAt("crawl.share_images", "%q: check or skip", cs.ShareImages)
 	}
 	if err := c.checkRedis(); err != nil {
 		return err
