@@ -99,7 +99,11 @@ func (s *imageStage) check(c *Crawler, j *job, img, page string) {
 	case <-s.ctx.Done():
 		return
 	}
-	res := c.Images.Check(s.ctx, sharecheck.Image{URL: img, Page: page})
+	credit := ""
+	if j.article != nil && j.article.Image.Value == img {
+		credit = j.article.ImageCredit.Value // the credit the page states for that image
+	}
+	res := c.Images.Check(s.ctx, sharecheck.Image{URL: img, Page: page, Credit: credit})
 	<-tok
 	if !res.Usable() && s.ctx.Err() != nil && errors.Is(res.Err, s.ctx.Err()) {
 		return // not judged: the pass ended first

@@ -41,7 +41,7 @@ func imageReads(web *politetest.Web) map[string][]politetest.Request {
 func TestCrawler_S7_ShareImagesCheckedOnce(t *testing.T) {
 	web := politetest.NewWeb(t)
 	news := web.Site("images.example")
-	real1 := news.AddArticle(politetest.Article{ID: 1, Image: "/images/1.jpg"})
+	real1 := news.AddArticle(politetest.Article{ID: 1, Image: "/images/1.jpg", ImageCredit: "Photo: A. Lens"})
 	fake := news.AddArticle(politetest.Article{ID: 2, Image: "/images/fake-2.jpg"})
 	real3 := news.AddArticle(politetest.Article{ID: 3, Image: "/images/1.jpg"}) // the same image as article 1
 	brief := web.Site("brief.example")
@@ -89,6 +89,8 @@ func TestCrawler_S7_ShareImagesCheckedOnce(t *testing.T) {
 			t.Errorf("article %d: final URL %q, want %q", a.ID, img.FinalURL, news.URL("/images/1.jpg"))
 		case img.Err != nil:
 			t.Errorf("article %d: deposit keeps the check's Err: %v", a.ID, img.Err)
+		case img.Credit != real1.ImageCredit && a.ID == real1.ID, img.Credit != "" && a.ID != real1.ID:
+			t.Errorf("article %d: credit %q; the page states %q", a.ID, img.Credit, a.ImageCredit)
 		}
 	}
 	if d := byKey[strconv.Itoa(fake.ID)]; d == nil || d.Image == nil {

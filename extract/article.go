@@ -91,6 +91,11 @@ type Article struct {
 	Keywords    []Field
 	Publisher   Field // publisher or brand name
 	Image       Field // share image URL (a URL only; never fetched here)
+	// ImageCredit is the share image's credit as the publisher states it
+	// for that image (schema.org creditText, creator or author,
+	// copyrightHolder or copyrightNotice; WordPress's IPTC credit or
+	// copyright); zero when none is stated for the Image chosen.
+	ImageCredit Field
 	IDs         []Identifier
 	// TranslationOf is the URL or identifier of the original, set only when
 	// the page designates it unambiguously.

@@ -288,6 +288,27 @@ func stripFragment(s string) string {
 
 // ldString is v as text: a string with its entities decoded and its white
 // space collapsed, or a number as written; "" otherwise.
+// imageCredit returns the credit an ImageObject states and the property
+// it was read from: creditText first, then who made the image (creator,
+// author), then who holds its copyright (copyrightHolder, then the notice).
+func (d *ldDoc) imageCredit(im map[string]any) (credit, prop string) {
+	for _, prop := range []string{"creditText", "creator", "author", "copyrightHolder", "copyrightNotice"} {
+		for _, v := range ldList(im[prop]) {
+			switch v := d.deref(v).(type) {
+			case string:
+				if s := collapse(ldString(v)); s != "" && !looksLikeURL(s) {
+					return s, prop
+				}
+			case map[string]any:
+				if s := collapse(ldString(v["name"])); s != "" {
+					return s, prop + ".name"
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
 func ldString(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -463,10 +484,13 @@ func (d *ldDoc) readArticle(m map[string]any, typ string, resolve func(string) s
 		case string:
 			c.image.add(resolve(ldString(im)), src("image"))
 		case map[string]any:
-			if u := ldString(im["url"]); u != "" {
-				c.image.add(resolve(u), src("image.url"))
-			} else {
-				c.image.add(resolve(ldString(im["contentUrl"])), src("image.contentUrl"))
+			u, from := ldString(im["url"]), "image.url"
+			if u == "" {
+				u, from = ldString(im["contentUrl"]), "image.contentUrl"
+			}
+			c.image.add(resolve(u), src(from))
+			if credit, prop := d.imageCredit(im); credit != "" {
+				c.addCredit(resolve(u), credit, src("image."+prop))
 			}
 		}
 		if len(c.image.list) > 0 {

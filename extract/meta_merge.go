@@ -104,6 +104,22 @@ type cands struct {
 	authors, keywords                                           multiList
 	access                                                      accessList
 	ids                                                         []Identifier
+	credits                                                     []imageCredit
+}
+
+// imageCredit is a credit a source states for one image URL.
+type imageCredit struct {
+	image string
+	cand
+}
+
+// addCredit records credit as stated for image.
+func (c *cands) addCredit(image, credit, source string) {
+	credit, image = collapse(credit), collapse(image)
+	if credit == "" || image == "" || len(c.credits) >= maxCands {
+		return
+	}
+	c.credits = append(c.credits, imageCredit{image: image, cand: cand{value: credit, source: source}})
 }
 
 func newCands() *cands {
@@ -130,6 +146,15 @@ func (c *cands) fill(a *Article, self string) {
 	a.Section = pick(sameText, c.section.list)
 	a.Publisher = pick(sameText, c.publisher.list)
 	a.Image = pick(sameText, c.image.list, c.imageLink.list)
+	if a.Image.Value != "" {
+		var l []cand
+		for _, cr := range c.credits {
+			if sameURL(cr.image, a.Image.Value) {
+				l = append(l, cr.cand)
+			}
+		}
+		a.ImageCredit = pick(sameText, l)
+	}
 	a.Canonical = pick(sameURL, c.canonicalLink.list, c.canonicalLD.list, c.canonicalOG.list)
 	a.Language = pick(sameLang, c.language.list, c.htmlLang.list, c.langMeta.list, c.locale.list, c.hreflang.list)
 	a.Published = pickInstant(c.published.list)

@@ -59,7 +59,14 @@ func (p *pageScan) readMicrodata(c *cands) {
 				if scoped {
 					switch prop {
 					case "image":
-						c.image.add(p.resolve(itemNested(n, "url", "contentUrl")), src("image.url"))
+						u := p.resolve(itemNested(n, "url", "contentUrl"))
+						c.image.add(u, src("image.url"))
+						for _, cp := range []string{"creditText", "creator", "author", "copyrightHolder", "copyrightNotice"} {
+							if v := itemNested(n, cp); v != "" && !looksLikeURL(v) {
+								c.addCredit(u, v, src("image."+cp))
+								break
+							}
+						}
 					case "mainEntityOfPage":
 						// <meta itemscope itemprop=mainEntityOfPage itemid=URL>
 						c.canonicalOG.add(p.resolve(attrOf(n, "itemid")), src("mainEntityOfPage[itemid]"))

@@ -137,6 +137,13 @@ func wpArticle(v any) (*Article, error) {
 		}
 	}
 	a.Image = link("_embedded.wp:featuredmedia[0].source_url")
+	if a.Image.Present() {
+		// The IPTC credit WordPress keeps from the file, else its copyright.
+		a.ImageCredit = first("_embedded.wp:featuredmedia[0].media_details.image_meta.credit", false)
+		if !a.ImageCredit.Present() {
+			a.ImageCredit = first("_embedded.wp:featuredmedia[0].media_details.image_meta.copyright", false)
+		}
+	}
 	for _, x := range get("content.protected") {
 		if b, ok := x.(bool); ok && b {
 			a.Access, a.AccessSource = Gated, "wordpress:content.protected"

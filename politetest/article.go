@@ -49,6 +49,9 @@ type Article struct {
 	// Image is the share image's path on the site. "": "/images/<ID>.<ext>",
 	// the extension cycling through jpg, png, webp and gif.
 	Image string
+	// ImageCredit is the share image's credit, stated in the page's JSON-LD
+	// as the image's creditText. "": none stated.
+	ImageCredit string
 }
 
 var imageExts = [...]string{"jpg", "png", "webp", "gif"}
@@ -141,6 +144,9 @@ func (s *Site) serveArticle(w http.ResponseWriter, r *http.Request, a Article) {
 		"identifier":       strconv.Itoa(a.ID),
 		"mainEntityOfPage": map[string]any{"@type": "WebPage", "@id": url},
 		"publisher":        map[string]any{"@type": "Organization", "name": s.name},
+	}
+	if a.ImageCredit != "" {
+		ld["image"] = []map[string]any{{"@type": "ImageObject", "url": img, "creditText": a.ImageCredit}}
 	}
 	ldJSON, _ := json.Marshal(ld)
 	e := html.EscapeString
