@@ -63,6 +63,7 @@ type options struct {
 	onEvent     func(backoff.Event)
 	dnsTTL      time.Duration
 	schedule    Schedule
+	maxIdle     int // tests: the base transport's MaxIdleConns (0: its default)
 }
 
 // WithClock sets the one clock of the chain: the pacer's, the ledger's, the
@@ -138,6 +139,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
 		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP, clock: o.clock,
+		maxIdle: o.maxIdle,
 	})
 	bottom := &hopRecorder{next: c.base, clock: o.clock}
 	c.ledgerStore = o.ledgerStore

@@ -321,6 +321,13 @@ func waitError(host string, err error) error {
 	return err
 }
 
+// ErrNotResent is the error of a request whose connection failed after the
+// request had been written to it (reset, or closed by the server before any
+// answer). net/http would send such a request again at once on a new
+// connection: a second request to the host within its interval, so the
+// chain does not. The request reached the host; ask again at a later turn.
+var ErrNotResent = errors.New("fetch: connection failed after the request was sent; not sent again within the host's interval")
+
 // Errors of a response whose header did not arrive within the chain's bounds;
 // each error also wraps net/http's own.
 var (

@@ -412,6 +412,17 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 // transport flushes the request).
 // The methods are safe to call from any goroutine, at any time, even after
 // the request has ended.
+//
+// A turn is one request on the wire, once. When a reused connection fails
+// after the request was written to it (a reset, or the server closing it
+// before any answer), net/http sends an idempotent request again at once on
+// a new connection: a second request to the host within its interval. So
+// the base transport asks the turn first (hasSent, maySendOn): a dial, or a
+// write on another connection, for a turn whose request already went out is
+// refused with ErrNotResent, and the request fails with it; a connection
+// whose dial ends after its turn's request went out on another one is
+// closed unused. A Pacer used alone learns of a resend only as it happens,
+// from net/http's hooks, and counts it as one more start.
 type turn struct {
 	p       *Pacer
 	key     string
@@ -423,10 +434,35 @@ type turn struct {
 	renewAt time.Time // when the lease is past half its life
 
 	mu    sync.Mutex
-	dials int  // dials in progress on this turn's behalf
-	wire  bool // something may have reached the host
-	over  bool // the request has ended
-	back  bool // the slot has been given back
+	dials int         // dials in progress on this turn's behalf
+	wire  bool        // something may have reached the host
+	over  bool        // the request has ended
+	back  bool        // the slot has been given back
+	sent  *tracedConn // the connection the request's bytes went out on (base transport only)
+}
+
+// hasSent reports whether the turn's request went out on a connection.
+func (t *turn) hasSent() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sent != nil
+}
+
+// maySendOn reports whether the turn's request may be written on c: it has
+// not gone out yet, or went out on c (a request is written in several parts).
+func (t *turn) maySendOn(c *tracedConn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sent == nil || t.sent == c
+}
+
+// sentOn records that the turn's request went out on c.
+func (t *turn) sentOn(c *tracedConn) {
+	t.mu.Lock()
+	if t.sent == nil {
+		t.sent = c
+	}
+	t.mu.Unlock()
 }
 
 func (t *turn) dialBegun() {

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -38,6 +39,7 @@ type baseConfig struct {
 	firstByte time.Duration
 	allowHTTP bool
 	clock     Clock // nil: real time
+	maxIdle   int   // MaxIdleConns; 0: 1000
 }
 
 // newBase returns the base transport of the chain: no proxy, no compression of
@@ -61,7 +63,7 @@ func newBase(c baseConfig) *http.Transport {
 		Proxy:                  nil, // never from the environment
 		DisableCompression:     true,
 		MaxConnsPerHost:        c.inFlight,
-		MaxIdleConns:           1000,
+		MaxIdleConns:           cmp.Or(c.maxIdle, 1000),
 		MaxIdleConnsPerHost:    c.inFlight,
 		IdleConnTimeout:        90 * time.Second,
 		ResponseHeaderTimeout:  c.firstByte,
@@ -71,20 +73,30 @@ func newBase(c baseConfig) *http.Transport {
 			// The dial is load on the host for the turn of the request it
 			// is for, which net/http may have cancelled already: the
 			// turn is held until the dial is done (see turn).
-			if t := turnFrom(ctx); t != nil {
+			t := turnFrom(ctx)
+			if t != nil {
+				if t.hasSent() {
+					return nil, ErrNotResent // a resend by net/http (see turn)
+				}
 				t.dialBegun()
 				defer t.dialEnded()
 			}
-			return dialTLS(ctx, clk, d, slots, c.roots, network, addr)
+			conn, err := dialTLS(ctx, clk, d, slots, c.roots, network, addr)
+			return dialFor(t, conn, err)
 		},
 	}
 	if c.allowHTTP {
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if t := turnFrom(ctx); t != nil {
+			t := turnFrom(ctx)
+			if t != nil {
+				if t.hasSent() {
+					return nil, ErrNotResent
+				}
 				t.dialBegun()
 				defer t.dialEnded()
 			}
-			return dialPlain(ctx, clk, d, slots, network, addr)
+			conn, err := dialPlain(ctx, clk, d, slots, network, addr)
+			return dialFor(t, conn, err)
 		}
 	} else {
 		t.DialContext = func(context.Context, string, string) (net.Conn, error) {
@@ -92,6 +104,21 @@ func newBase(c baseConfig) *http.Transport {
 		}
 	}
 	return t
+}
+
+// dialFor returns the connection dialled for t (nil: no turn), unless t's
+// request went out on another connection meanwhile: then it is closed
+// unused, since the next request on it would count from its opening, too
+// soon after t's.
+func dialFor(t *turn, c *tracedConn, err error) (net.Conn, error) {
+	if err != nil {
+		return nil, err
+	}
+	if t != nil && !t.maySendOn(c) {
+		c.Close()
+		return nil, ErrNotResent
+	}
+	return c, nil
 }
 
 // tracedConn is a connection that remembers how it was made: the address it
@@ -116,9 +143,18 @@ type tracedConn struct {
 }
 
 // Write writes p, then tells the pending request's turn that it was written.
+// A turn whose request already went out on another connection is refused
+// (see turn.sendOn): that write would be net/http resending the request.
 func (c *tracedConn) Write(p []byte) (int, error) {
+	t := c.pending.Swap(nil)
+	if t != nil && !t.maySendOn(c) {
+		return 0, ErrNotResent
+	}
 	n, err := c.Conn.Write(p)
-	if t := c.pending.Swap(nil); t != nil {
+	if t != nil {
+		if n > 0 {
+			t.sentOn(c)
+		}
 		t.wrote()
 	}
 	return n, err
@@ -244,7 +280,7 @@ func (s *connSlots) release(addr string) {
 	}
 }
 
-func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *connSlots, roots *x509.CertPool, network, addr string) (net.Conn, error) {
+func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *connSlots, roots *x509.CertPool, network, addr string) (*tracedConn, error) {
 	tc, err := dialPlain(ctx, clk, d, slots, network, addr)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,30 @@
+package fetch
+
+import (
+	"testing"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// withMaxIdle sets the base transport's MaxIdleConns (tests only).
+func withMaxIdle(n int) Option { return func(o *options) { o.maxIdle = n } }
+
+// TestAudit_P1_EvictedIdleConnsKeepInterval: with more hosts than the base
+// transport keeps idle connections for, idle connections are closed as
+// others go idle, and most requests are sent on a new connection (which the
+// auditor counts from its opening); no request reaches a host sooner than
+// its interval.
+func TestAudit_P1_EvictedIdleConnsKeepInterval(t *testing.T) {
+	web := politetest.NewWeb(t)
+	urls := buildWeb(web, 60, 6, false)
+	p := testPolicy(Digest(), auditInterval)
+	c := newClient(t, web, p, withMaxIdle(8))
+	ok, _ := crawl(t, c, urls, 64)
+	rep := web.Audit(auditPolicy(p))
+	if !rep.OK() {
+		t.Fatal(rep)
+	}
+	if conns := len(web.Connections()); ok < 300 || conns < rep.Requests/2 {
+		t.Fatalf("%d pages read over %d connections for %d requests: want most requests on a new connection", ok, conns, rep.Requests)
+	}
+}
