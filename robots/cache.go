@@ -127,7 +127,10 @@ type Cache struct {
 	// value is RFC 9309 with DefaultTTL and DefaultRetryInterval.
 	Policy Policy
 	// Store holds the per-host state; nil means a MemoryStore bounded by
-	// MaxHosts and DefaultMaxBytes, using Clock.
+	// MaxHosts and DefaultMaxBytes, using Clock. A Get that fails refuses
+	// the request that needed the record (a *StoreError): the Cache never
+	// takes a failing Store for a host it knows nothing of, and fetches
+	// nothing then.
 	Store Store
 	// Clock tells the time and runs the fetch timeout; nil means real time.
 	Clock Clock
@@ -233,7 +236,8 @@ func (c *Cache) init() {
 // scheme the Cache does not read (anything but https, or but https and
 // http with AllowHTTP), and an error matching [ErrNotSent] when the
 // Transport could not send the robots.txt request (nothing is recorded; the
-// next call asks again).
+// next call asks again) or when the Store could not be read (a
+// *[StoreError]: nothing is fetched).
 func (c *Cache) Allow(ctx context.Context, u *url.URL) error {
 	host, err := c.key(u)
 	if err != nil {
@@ -383,7 +387,8 @@ func (c *Cache) Sitemaps(ctx context.Context, host string) ([]string, error) {
 // it is not cached or has expired. Concurrent lookups of one host share
 // one fetch. Fetch failures are records, not errors: the error is ctx's
 // (a done ctx starts no fetch), an invalid host's, or one matching
-// [ErrNotSent] for a request the Transport did not send (nothing recorded).
+// [ErrNotSent] for a request the Transport did not send (nothing recorded)
+// or a Store that could not be read (a *[StoreError], nothing fetched).
 func (c *Cache) Lookup(ctx context.Context, host string) (Record, error) {
 	key, err := normalize(host)
 	if err != nil {
@@ -407,7 +412,11 @@ func normalize(host string) (string, error) {
 func (c *Cache) lookup(ctx context.Context, host string) (entry, error) {
 	c.init()
 	now := clock.Or(c.Clock).Now()
-	if e, ok := c.get(ctx, host, now); ok && now.Before(e.Expires) {
+	e, ok, err := c.get(ctx, host, now)
+	if err != nil {
+		return entry{}, err
+	}
+	if ok && now.Before(e.Expires) {
 		return e, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -427,23 +436,28 @@ func (c *Cache) lookup(ctx context.Context, host string) (entry, error) {
 	}
 }
 
-// get returns the stored entry of host, if any and readable. The default
-// store shares the Cache's Clock, so it is asked at the same now: one clock
-// reading per cached request instead of two.
-func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, bool) {
+// get returns the stored entry of host, if any. The default store shares
+// the Cache's Clock, so it is asked at the same now: one clock reading per
+// cached request instead of two. Another Store's error is a *StoreError:
+// fail closed, neither the view nor a fetch answers.
+func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, bool, error) {
 	if c.mem != nil {
-		return c.mem.get(host, now)
+		e, ok := c.mem.get(host, now)
+		return e, ok, nil
 	}
 	// A view checked against the Store less than StoreRecheck ago, of a
 	// record that still stands, answers without a round trip.
 	if v, ok := c.views.get(host, now); ok && now.UnixNano() < v.recheck && now.Before(v.Expires) {
-		return v, true
+		return v, true, nil
 	}
 	r, ok, err := c.store.Get(ctx, host)
-	if !ok || err != nil {
-		return entry{}, false
+	if err != nil {
+		return entry{}, false, &StoreError{Host: host, Err: err}
 	}
-	return c.view(host, r, now), true
+	if !ok {
+		return entry{}, false, nil
+	}
+	return c.view(host, r, now), true, nil
 }
 
 // refresh fetches the host's robots.txt and stores the new entry, unless
@@ -451,7 +465,10 @@ func (c *Cache) get(ctx context.Context, host string, now time.Time) (entry, boo
 // (its error matches ErrNotSent) stores nothing: refresh returns its error.
 func (c *Cache) refresh(ctx context.Context, host string) (entry, error) {
 	clk := clock.Or(c.Clock)
-	prev, havePrev := c.get(ctx, host, clk.Now())
+	prev, havePrev, err := c.get(ctx, host, clk.Now())
+	if err != nil {
+		return entry{}, err
+	}
 	if havePrev && clk.Now().Before(prev.Expires) {
 		return prev, nil
 	}

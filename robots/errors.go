@@ -28,6 +28,27 @@ var ErrNotHTTPS = errors.New("robots: not an https URL")
 // cannot tell leaves its errors unmarked, and they are network failures.
 var ErrNotSent = errors.New("robots: robots.txt request not sent")
 
+// StoreError is the failure of a [Cache] whose Store could not be read for
+// a host: the Cache neither answers from what it last knew nor fetches
+// robots.txt (a failing Store is not a host without a record), so the
+// request that needed robots.txt is refused and nothing is sent. It matches
+// [ErrNotSent] and the Store's error (errors.Is / errors.As see both); the
+// next request asks the Store again.
+type StoreError struct {
+	// Host is the Store key whose record could not be read.
+	Host string
+	// Err is the Store's error.
+	Err error
+}
+
+// Error says which host's record could not be read, and why.
+func (e *StoreError) Error() string {
+	return "robots: robots.txt record of " + e.Host + " unreadable, so nothing was sent: " + e.Err.Error()
+}
+
+// Unwrap returns ErrNotSent and Err.
+func (e *StoreError) Unwrap() []error { return []error{ErrNotSent, e.Err} }
+
 // ErrInsecureRedirect is the network failure recorded when an https
 // robots.txt redirects to a URL that is not https (or any robots.txt to a
 // scheme other than http and https).
