@@ -100,8 +100,11 @@ func (s *imageStage) check(c *Crawler, j *job, img, page string) {
 		return
 	}
 	credit := ""
-	if j.article != nil && j.article.Image.Value == img {
+	switch ex := j.ref.Excerpt; {
+	case j.article != nil && j.article.Image.Value == img:
 		credit = j.article.ImageCredit.Value // the credit the page states for that image
+	case ex != nil && ex.Image == img:
+		credit = ex.ImageCredit // the feed's
 	}
 	res := c.Images.Check(s.ctx, sharecheck.Image{URL: img, Page: page, Credit: credit})
 	<-tok

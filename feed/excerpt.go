@@ -15,6 +15,7 @@ type Excerpt struct {
 	Headline    string    // the item's title, as written
 	Description string    // the item's description, as written
 	Image       string    // the share image the feed names; "" when none
+	ImageCredit string    // the credit the feed states for Image; "" when none
 	Link        string    // the original article's address
 	ID          string    // the publisher's identifier; "" when none
 	Published   time.Time // zero when the feed gives none
@@ -28,6 +29,7 @@ func (it Item) Excerpt() Excerpt {
 		Headline:    it.Title,
 		Description: it.Description,
 		Image:       it.Image,
+		ImageCredit: it.ImageCredit,
 		Link:        it.Link,
 		ID:          it.ID,
 		Published:   it.Published,

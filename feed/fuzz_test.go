@@ -86,7 +86,7 @@ func FuzzNormalize(f *testing.F) {
 						t.Fatalf("invalid UTF-8 %q", s)
 					}
 				}
-				if refsOnly && (it.Title != "" || it.Description != "" || it.Image != "" || len(it.Authors) > 0 || len(it.Categories) > 0) {
+				if refsOnly && (it.Title != "" || it.Description != "" || it.Image != "" || it.ImageCredit != "" || len(it.Authors) > 0 || len(it.Categories) > 0) {
 					t.Fatalf("trigger mode kept item content %+v", it)
 				}
 			}

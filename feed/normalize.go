@@ -58,6 +58,10 @@ type Item struct {
 	// media:thumbnail, an image enclosure, itunes:image, a JSON Feed image;
 	// absolute; "" when none. The item's HTML is never scanned for one.
 	Image string
+	// ImageCredit is the credit Media RSS states for that image
+	// (media:credit of the media:content chosen, else of its media:group,
+	// else of the item); "" when none is stated.
+	ImageCredit string
 }
 
 // Ref returns the item's reference.
@@ -166,7 +170,10 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 			if gi.DublinCoreExt != nil && len(gi.DublinCoreExt.Language) > 0 && clean(gi.DublinCoreExt.Language[0]) != "" {
 				it.Language = clean(gi.DublinCoreExt.Language[0])
 			}
-			it.Image = cfg.links.link(base, shareImage(gi, orig, i))
+			img, credit := shareImage(gi, orig, i)
+			if it.Image = cfg.links.link(base, img); it.Image != "" {
+				it.ImageCredit = clean(credit)
+			}
 		}
 		f.Items = append(f.Items, it)
 	}
@@ -195,56 +202,77 @@ func declaresUTF8(data []byte) bool {
 	return strings.HasPrefix(rest, "utf-8") || strings.HasPrefix(rest, "utf8")
 }
 
-// shareImage returns the image the feed names for item i, "" when none.
-func shareImage(gi *gofeed.Item, orig any, i int) string {
-	if u := mediaImage(gi.Extensions); u != "" {
-		return u
+// shareImage returns the image the feed names for item i, "" when none,
+// and the credit stated for it.
+func shareImage(gi *gofeed.Item, orig any, i int) (img, credit string) {
+	if u, credit := mediaImage(gi.Extensions); u != "" {
+		return u, credit
 	}
 	for _, e := range gi.Enclosures {
 		if e != nil && strings.HasPrefix(strings.ToLower(e.Type), "image/") {
-			return e.URL
+			return e.URL, ""
 		}
 	}
 	if gi.ITunesExt != nil && gi.ITunesExt.Image != "" {
-		return gi.ITunesExt.Image
+		return gi.ITunesExt.Image, ""
 	}
 	if o, ok := orig.(*jsonfeed.Feed); ok && i < len(o.Items) && o.Items[i] != nil {
 		if o.Items[i].Image != "" {
-			return o.Items[i].Image
+			return o.Items[i].Image, ""
 		}
-		return o.Items[i].BannerImage
+		return o.Items[i].BannerImage, ""
 	}
-	return ""
+	return "", ""
 }
 
 // mediaImage reads Media RSS: media:content with an image type or medium,
-// then media:thumbnail, at the top level or inside media:group.
-func mediaImage(x ext.Extensions) string {
+// then media:thumbnail, at the top level or inside media:group, with the
+// media:credit nearest to it (the element's own, its group's, the item's).
+func mediaImage(x ext.Extensions) (img, credit string) {
 	m := x["media"]
 	if m == nil {
-		return ""
+		return "", ""
 	}
-	if u := mediaIn(m); u != "" {
-		return u
+	if u, c := mediaIn(m); u != "" {
+		return u, firstOf(c, mediaCredit(m))
 	}
 	for _, g := range m["group"] {
-		if u := mediaIn(g.Children); u != "" {
-			return u
+		if u, c := mediaIn(g.Children); u != "" {
+			return u, firstOf(c, mediaCredit(g.Children), mediaCredit(m))
 		}
 	}
-	return ""
+	return "", ""
 }
 
-func mediaIn(m map[string][]ext.Extension) string {
+func mediaIn(m map[string][]ext.Extension) (img, credit string) {
 	for _, c := range m["content"] {
 		t, med := strings.ToLower(c.Attrs["type"]), strings.ToLower(c.Attrs["medium"])
 		if c.Attrs["url"] != "" && (strings.HasPrefix(t, "image/") || med == "image") {
-			return c.Attrs["url"]
+			return c.Attrs["url"], mediaCredit(c.Children)
 		}
 	}
 	for _, c := range m["thumbnail"] {
 		if c.Attrs["url"] != "" {
-			return c.Attrs["url"]
+			return c.Attrs["url"], mediaCredit(c.Children)
+		}
+	}
+	return "", ""
+}
+
+// mediaCredit returns the first non-empty media:credit among m's elements.
+func mediaCredit(m map[string][]ext.Extension) string {
+	for _, c := range m["credit"] {
+		if v := strings.TrimSpace(c.Value); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
 		}
 	}
 	return ""
