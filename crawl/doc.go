@@ -25,7 +25,11 @@
 // a lease in the [State], so that no two passes of one source run at once,
 // even in several processes sharing the State. Within a pass, articles wait
 // in per-host queues, each host read by its own goroutine, so a slow,
-// cooling or suspended host holds up no other; what is read flows through
+// cooling or suspended host holds up no other. The articles a trigger
+// announces join their host's queue as each is recorded, so a host's first
+// article is read as soon as its interval allows, however long the State
+// takes to record the others (a sitemap backlog walked after the trigger
+// completes what is known of them first); what is read flows through
 // bounded queues to the extractors and then to one depositor, so a slow
 // extractor or store holds the readers back instead of growing memory.
 //

@@ -160,8 +160,18 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	if backlogDue && !sitemap {
 		c.walkBacklog(pctx, &src, rep)
 	}
-	if mode.forceTrigger || !sc.NextTrigger.After(now) {
-		c.readTrigger(pctx, &src, rep)
+	triggerDue := mode.forceTrigger || !sc.NextTrigger.After(now)
+	// When the trigger is the last list the pass reads, its articles go to
+	// the readers as each is recorded, so a host's first article is read
+	// as soon as its interval allows, however long the State takes to
+	// record the rest. A sitemap walked after the trigger completes what
+	// is known of its references first.
+	var announce func(add func(RefState))
+	switch {
+	case triggerDue && !mode.triggerOnly && !(backlogDue && sitemap):
+		announce = func(add func(RefState)) { c.readTrigger(pctx, &src, rep, add) }
+	case triggerDue:
+		c.readTrigger(pctx, &src, rep, nil)
 	}
 	if backlogDue && sitemap {
 		c.walkBacklog(pctx, &src, rep)
@@ -172,7 +182,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	if mode.triggerOnly {
 		return c.endPass(rep, nil)
 	}
-	err = c.readArticles(pctx, &src, lease.Pass, held, rep)
+	err = c.readArticles(pctx, &src, lease.Pass, held, rep, announce)
 	if err == nil {
 		err = pctx.Err()
 	}
@@ -238,7 +248,9 @@ func slowedBy(err error) bool {
 func keepsExcerpts(src *Source) bool { return src.Policy.Preset != Vault }
 
 // readTrigger reads the source's trigger and records what it announces.
-func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport) {
+// add, when set, is given each reference recorded that is still pending, as
+// the State returned it, once it is recorded.
+func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport, add func(RefState)) {
 	rep.TriggerRead = true
 	sent := c.clk.Now()
 	slowed := false
@@ -304,7 +316,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 					ex := it.Excerpt()
 					r.Excerpt = &ex
 				}
-				if c.see(ctx, src, it.ID, r, &rep.Trigger, byURL) != nil {
+				if c.see(ctx, src, it.ID, r, &rep.Trigger, byURL, add) != nil {
 					recorded = false
 				}
 			}
@@ -327,7 +339,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport)
 			}
 			read = true
 			n++
-			if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL) != nil {
+			if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL, add) != nil {
 				recorded = false
 			}
 		}
@@ -369,8 +381,9 @@ func pastFirstPage(err error) bool {
 // references already known to their keys, so a list naming a known article
 // adds its identifier to the same record (where the identifiers are compared).
 // It returns the State's error when the reference could not be recorded; a
-// reference dropped (its host not admitted, no identifier) is no error.
-func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string) error {
+// reference dropped (its host not admitted, no identifier) is no error. add,
+// when set, is given the recorded reference if it is still pending.
+func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, lr *ListReport, byURL map[string]string, add func(RefState)) error {
 	lr.Refs++
 	if r.URL == "" || !src.admits(hostOf(r.URL)) {
 		c.emit(Event{Kind: EventRefDropped, Source: src.ID, URL: r.URL, Reason: "host not admitted"})
@@ -389,7 +402,7 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 		return nil
 	}
 	now := c.clk.Now()
-	_, created, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
+	got, created, err := c.state.See(context.WithoutCancel(ctx), src.ID, r, now)
 	if err != nil {
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
 		return err
@@ -399,6 +412,9 @@ func (c *Crawler) see(ctx context.Context, src *Source, id string, r RefState, l
 	}
 	if created {
 		lr.New++
+	}
+	if add != nil && got.Outcome == Pending {
+		add(got)
 	}
 	return nil
 }
@@ -448,7 +464,7 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
 			break
 		}
-		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL) != nil {
+		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL, nil) != nil {
 			recorded = false
 		}
 	}
@@ -487,62 +503,24 @@ type job struct {
 }
 
 // readArticles reads every pending article of the source through the
-// stages: per-host readers, extractors, one depositor.
-func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, held *heldLease, rep *PassReport) error {
+// stages: per-host readers, extractors, one depositor. announce, when set,
+// reads the trigger while the stages run, giving each pending reference to
+// the readers as it is recorded; the other pending references follow once it
+// is done.
+func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, held *heldLease, rep *PassReport, announce func(add func(RefState))) error {
 	_, maxReads, maxFailures, hostQ, qsize, nex := c.limits()
-	refs, err := c.state.Refs(ctx, src.ID)
-	if err != nil {
-		return err
-	}
 	fsrc := src.fetchSource()
 	if src.Read.Method == ReadCMSAPI {
 		v, err := src.Read.Credential.Resolve()
 		if err != nil {
+			if announce != nil {
+				announce(func(RefState) {}) // the trigger is read all the same
+			}
 			return err
 		}
 		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
 	}
 	srcOpt := fetch.WithSource(fsrc) // one for every read of the pass
-	hosts := map[string][]*job{}
-	var order []string
-	var direct []*job // excerpt-only: no read
-	now := c.clk.Now()
-	var embargo time.Time
-	for _, r := range refs {
-		if r.Outcome != Pending {
-			continue
-		}
-		if src.Embargo && r.Published.After(now) {
-			rep.Embargoed++
-			if embargo.IsZero() || r.Published.Before(embargo) {
-				embargo = r.Published
-			}
-			c.emit(Event{Kind: EventEmbargoed, Source: src.ID, URL: r.URL, Key: r.Key, Reason: "embargoed until " + r.Published.UTC().Format(time.RFC3339) + ""})
-			continue
-		}
-		j := &job{ref: r, url: articleURL(src, r)}
-		if !src.FullText {
-			j.excerpt = true
-			direct = append(direct, j)
-			continue
-		}
-		j.host = hostOf(j.url)
-		if len(hosts[j.host]) >= hostQ {
-			rep.Deferred++
-			continue
-		}
-		if hosts[j.host] == nil {
-			order = append(order, j.host)
-		}
-		hosts[j.host] = append(hosts[j.host], j)
-		rep.Queued++
-	}
-
-	if src.Embargo {
-		if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) { sc.Embargo = embargo }); err != nil {
-			return err
-		}
-	}
 
 	stop, stopPass := context.WithCancel(ctx)
 	defer stopPass()
@@ -552,8 +530,6 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 	depositQ := make(chan *job, qsize)
 	ps := &passStages{extractQ: extractQ, depositQ: depositQ}
 	ps.Stage = Stage{Source: src.ID, Pass: pass}
-	ps.waiting.Store(int64(rep.Queued))
-	ps.hosts.Store(int64(len(order)))
 	c.mu.Lock()
 	c.stages[src.ID] = ps
 	c.mu.Unlock()
@@ -563,28 +539,32 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		c.mu.Unlock()
 	}()
 
-	// Goroutines: one reader per host (hostReaders), alive while its queue
-	// lasts; one dispatcher handing what is read to extractions, each a
-	// goroutine of its own that ends with it, at most nex at once; the
-	// depositor is this goroutine. The last reader to end closes extractQ.
-	live := atomic.Int64{}
-	live.Store(int64(len(order) * hostReaders))
-	if len(order) == 0 {
-		close(extractQ)
+	// Goroutines: the feeder (this pass's trigger, then the State's pending
+	// references) queueing jobs; one reader per host (hostReaders), started
+	// with the host's first job and alive while its queue lasts; one
+	// dispatcher handing what is read to extractions, each a goroutine of
+	// its own that ends with it, at most nex at once; the depositor is this
+	// goroutine. The feeder and the readers hold live: the last of them to
+	// end closes extractQ.
+	var live atomic.Int64
+	live.Store(1) // the feeder's
+	done := func() {
+		if live.Add(-1) == 0 {
+			close(extractQ)
+		}
 	}
-	for _, h := range order {
-		hq := &hostQueue{jobs: hosts[h]}
+	hosts := map[string]*hostQueue{} // the feeder's alone
+	startReader := func(h string, hq *hostQueue) {
 		var left atomic.Int32
 		left.Store(hostReaders)
 		for range hostReaders {
+			live.Add(1)
 			go func() {
+				defer done()
 				defer func() {
 					if left.Add(-1) == 0 {
 						ps.waiting.Add(-int64(hq.left()))
 						ps.hosts.Add(-1)
-					}
-					if live.Add(-1) == 0 {
-						close(extractQ)
 					}
 				}()
 				for {
@@ -622,13 +602,90 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 			}()
 		}
 	}
+	queued := map[string]bool{} // keys given a job in this pass
+	var embargo time.Time
+	add := func(r RefState) {
+		if r.Outcome != Pending || queued[r.Key] {
+			return
+		}
+		queued[r.Key] = true
+		if src.Embargo && r.Published.After(c.clk.Now()) {
+			rep.Embargoed++
+			if embargo.IsZero() || r.Published.Before(embargo) {
+				embargo = r.Published
+			}
+			c.emit(Event{Kind: EventEmbargoed, Source: src.ID, URL: r.URL, Key: r.Key, Reason: "embargoed until " + r.Published.UTC().Format(time.RFC3339) + ""})
+			return
+		}
+		j := &job{ref: r, url: articleURL(src, r)}
+		if !src.FullText {
+			j.excerpt = true // excerpt-only: no read
+			select {
+			case extractQ <- j:
+			case <-stop.Done():
+			}
+			return
+		}
+		j.host = hostOf(j.url)
+		hq := hosts[j.host]
+		if hq != nil && hq.added >= hostQ {
+			rep.Deferred++
+			return
+		}
+		rep.Queued++
+		if hq == nil {
+			hq = newHostQueue()
+			hosts[j.host] = hq
+			ps.hosts.Add(1)
+			ps.waiting.Add(1)
+			hq.add(j)
+			startReader(j.host, hq)
+			return
+		}
+		ps.waiting.Add(1)
+		if !hq.add(j) {
+			ps.waiting.Add(-1) // the host stopped: left for the next pass
+		}
+	}
+	var feedErr error
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		defer done()
+		defer func() {
+			for _, hq := range hosts {
+				hq.close()
+			}
+		}()
+		if announce != nil {
+			announce(add)
+		}
+		refs, err := c.state.Refs(ctx, src.ID)
+		if err != nil {
+			feedErr = err
+			return
+		}
+		for _, r := range refs {
+			add(r)
+		}
+		if src.Embargo {
+			if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) { sc.Embargo = embargo }); err != nil {
+				feedErr = err
+			}
+		}
+	}()
 	images := c.imageStage(stop, src, depositQ)
 	go func() {
 		// A slot is had before a job is taken, so the dispatcher never
 		// holds one: what waits for an extractor waits in extractQ.
 		slots := make(chan struct{}, nex) // extractions under way
 		var extracting sync.WaitGroup
-		extract := func(j *job) {
+		for {
+			slots <- struct{}{}
+			j, ok := <-extractQ
+			if !ok {
+				break
+			}
 			extracting.Add(1)
 			go func() {
 				defer extracting.Done()
@@ -636,23 +693,6 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 				c.extract(src, j)
 				images.send(c, src, j)
 			}()
-		}
-		for _, j := range direct {
-			slots <- struct{}{}
-			if stop.Err() != nil {
-				<-slots
-				break
-			}
-			extract(j)
-		}
-		for {
-			slots <- struct{}{}
-			j, ok := <-extractQ
-			if !ok {
-				<-slots
-				break
-			}
-			extract(j)
 		}
 		extracting.Wait()
 		images.wait()
@@ -688,6 +728,10 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		if !j.excerpt {
 			gate.leave(n)
 		}
+	}
+	<-fed
+	if storeErr == nil {
+		storeErr = feedErr
 	}
 	return storeErr
 }
@@ -1058,22 +1102,59 @@ func (c *Crawler) isActive(id string) bool {
 const hostReaders = 1
 
 // hostQueue is one host's articles in a pass, taken in order by its
-// readers until it ends or is stopped.
+// readers until it ends or is stopped. Jobs are added while the pass's
+// lists are recorded; take waits for one until the queue is closed.
 type hostQueue struct {
 	mu      sync.Mutex
+	cond    sync.Cond
 	jobs    []*job
-	next    int
+	added   int // jobs ever added (jobs holds those not yet taken)
+	closed  bool
 	stopped bool
 }
 
+func newHostQueue() *hostQueue {
+	q := &hostQueue{}
+	q.cond.L = &q.mu
+	return q
+}
+
+// add queues j; false when the queue was stopped, and j left out.
+func (q *hostQueue) add(j *job) bool {
+	q.mu.Lock()
+	q.added++
+	if q.stopped {
+		q.mu.Unlock()
+		return false
+	}
+	q.jobs = append(q.jobs, j)
+	q.mu.Unlock()
+	q.cond.Signal()
+	return true
+}
+
+// close says no job will be added.
+func (q *hostQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// take returns the next job, waiting for one while the queue is open; nil
+// once it is closed and empty, or stopped.
 func (q *hostQueue) take() *job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.stopped || q.next == len(q.jobs) {
+	for !q.stopped && !q.closed && len(q.jobs) == 0 {
+		q.cond.Wait()
+	}
+	if q.stopped || len(q.jobs) == 0 {
 		return nil
 	}
-	j := q.jobs[q.next]
-	q.next++
+	j := q.jobs[0]
+	q.jobs[0] = nil
+	q.jobs = q.jobs[1:]
 	return j
 }
 
@@ -1081,11 +1162,12 @@ func (q *hostQueue) stop() {
 	q.mu.Lock()
 	q.stopped = true
 	q.mu.Unlock()
+	q.cond.Broadcast()
 }
 
 // left is how many articles were never taken.
 func (q *hostQueue) left() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.jobs) - q.next
+	return len(q.jobs)
 }

@@ -1,0 +1,64 @@
+package crawl
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/politetest"
+)
+
+// slowSeeState is a State whose See, after the first of each list, waits
+// until the web has received a request for one of the site's articles, for
+// at most wait: a store slow to record a feed's references (a durable write
+// each), slower than the host's interval.
+type slowSeeState struct {
+	State
+	web      *politetest.Web
+	site     *politetest.Site
+	wait     time.Duration
+	sees     atomic.Int64
+	timedOut atomic.Int64
+}
+
+func (s *slowSeeState) See(ctx context.Context, source string, ref RefState, now time.Time) (RefState, bool, error) {
+	if s.sees.Add(1) > 1 {
+		deadline := time.After(s.wait)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for articleRequests(s.web, s.site.Name(), s.site.Articles()) == 0 {
+			select {
+			case <-tick.C:
+			case <-deadline:
+				s.timedOut.Add(1)
+				break wait
+			}
+		}
+	}
+	return s.State.See(ctx, source, ref, now)
+}
+
+// The first article a feed announces is read as soon as it is recorded and
+// the host's interval allows, while the store still records the feed's other
+// references: a store slower than the interval delays no article (D7).
+func TestCrawler_D7_ArticlesReadWhileTheTriggerIsRecorded(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("slowsee.example")
+	for range 4 {
+		s.AddArticle(politetest.Article{})
+	}
+	st := &slowSeeState{State: new(MemoryState), web: web, site: s, wait: 5 * time.Second}
+	p := testPolicy(t, Digest, testInterval)
+	c := &Crawler{Client: newClient(t, web, p), State: st, Sources: []Source{siteSource(s.Name(), Digest, false)}}
+	rep := mustPass(t, c, s.Name())
+	if rep.Deposited != 4 || rep.Trigger.Refs != 4 {
+		t.Fatalf("pass: %+v", rep)
+	}
+	if n := st.timedOut.Load(); n > 0 {
+		t.Fatalf("%d references waited %v for an article read that came only after the feed's references were all recorded", n, st.wait)
+	}
+	audit(t, web, p)
+}
