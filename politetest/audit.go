@@ -22,6 +22,8 @@ const (
 	// Crawl-delay).
 	RuleInterval Rule = "interval"
 	// RuleInFlight: more than MaxInFlight requests in flight to one host.
+	// A request is in flight until its answer finished or its connection
+	// closed, whichever came first.
 	RuleInFlight Rule = "in-flight"
 	// RuleRobotsFirst: a path fetched before the host's robots.txt had
 	// been requested and answered. [RobotsRedirects] redirects in a row
@@ -355,6 +357,7 @@ type auditor struct {
 	byHost   map[string][]int
 	hosts    []string // in order of first request
 	verdicts map[verdictKey]*robotsVerdict
+	closed   map[int]time.Time // connection ID -> when it closed, if it did
 }
 
 func newAuditor(p Policy, reqs []Request, conns []Conn) *auditor {
@@ -364,9 +367,13 @@ func newAuditor(p Policy, reqs []Request, conns []Conn) *auditor {
 	if len(reqs) > 0 {
 		a.rep.Start = reqs[0].Arrived
 	}
+	a.closed = map[int]time.Time{}
 	for _, c := range conns {
 		if a.rep.Start.IsZero() || c.Opened.Before(a.rep.Start) {
 			a.rep.Start = c.Opened
+		}
+		if !c.Closed.IsZero() {
+			a.closed[c.ID] = c.Closed
 		}
 	}
 	for _, h := range p.AllowedHeaders {
@@ -560,7 +567,7 @@ func (a *auditor) checkInFlight(hv *hostView, k int, q *Request) {
 	var busy []*Request
 	for _, j := range hv.idx[:k] {
 		r := &a.reqs[j]
-		if r.Finished.IsZero() || r.Finished.After(q.Arrived) {
+		if end := a.endOf(r); end.IsZero() || end.After(q.Arrived) {
 			busy = append(busy, r)
 		}
 	}
@@ -569,6 +576,18 @@ func (a *auditor) checkInFlight(hv *hostView, k int, q *Request) {
 		a.add(Violation{Rule: RuleInFlight, Host: hv.host, Request: *q, Other: &o, At: q.Arrived,
 			Detail: fmt.Sprintf("%d requests already in flight, at most %d allowed", len(busy), a.p.maxInFlight())})
 	}
+}
+
+// endOf is when r stopped being in flight: when its answer finished, or
+// its connection closed if that was earlier (a client that hung up on an
+// answer it did not want is done with it, however long the web goes on
+// writing). Zero: never.
+func (a *auditor) endOf(r *Request) time.Time {
+	end := r.Finished
+	if c, ok := a.closed[r.Conn]; ok && r.Conn != 0 && (end.IsZero() || c.Before(end)) {
+		end = c
+	}
+	return end
 }
 
 // checkCooldown: RuleCooldown, the latest-ending cool-down the host

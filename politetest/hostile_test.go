@@ -1,11 +1,13 @@
 package politetest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -276,6 +278,56 @@ func TestAuditRobotsRedirectsInARow(t *testing.T) {
 		rep := w.Audit(Policy{})
 		if rep.OK() != tc.ok || (!tc.ok && rep.Count(RuleRobotsFirst) != 1) {
 			t.Errorf("%d redirects followed: %v", tc.follow, rep)
+		}
+	}
+}
+
+// A client that hangs up on an answer it does not want (no close_notify, no
+// reading to the end) is done with the request and the connection when the
+// web's read meets its FIN or RST, though the handler goes on for a while:
+// its next request, on a new connection, is neither a second request in
+// flight nor a second connection.
+func TestAuditHangUpEndsTheRequest(t *testing.T) {
+	if !ExactStarts() {
+		t.Skip("this machine does not stamp reads with the kernel's receive time (Linux only, and not every sandbox)")
+	}
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("big.example")
+	noticed, release := make(chan struct{}), make(chan struct{})
+	s.Handle("/big", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Length", "100000000")
+		rw.WriteHeader(http.StatusOK)
+		rw.Write(bytes.Repeat([]byte("x"), 64<<10))
+		http.NewResponseController(rw).Flush()
+		<-r.Context().Done() // the web's read met the hang-up
+		close(noticed)
+		<-release // a handler slow to see its writes fail
+	}))
+	get := func(path string) net.Conn {
+		conn, err := w.DialContext(context.Background(), "tcp", "big.example:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: big.example\r\nUser-Agent: "+botUA+"\r\n\r\n")
+		if _, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	get("/big").Close() // unread bytes: the kernel sends an RST
+	<-noticed
+	get("/next").Close()
+	close(release)
+	w.Close()
+	rep := w.Audit(Policy{Ignore: []Rule{RuleRobotsFirst}})
+	if rep.Count(RuleInFlight) != 0 || rep.Count(RuleConnections) != 0 {
+		t.Error(rep)
+		for _, c := range w.Connections() {
+			t.Logf("%+v", c)
+		}
+		for _, r := range w.Requests() {
+			t.Logf("#%d %s start %v arrived %v finished %v", r.Seq, r.Target, r.Start.Format("05.000000"), r.Arrived.Format("05.000000"), r.Finished.Format("05.000000"))
 		}
 	}
 }

@@ -98,7 +98,10 @@ type Conn struct {
 	// Opened is when the web accepted the connection; Closed when it closed
 	// (zero while open). On Linux a connection the client closed after
 	// saying goodbye (TLS close_notify) counts as closed when the goodbye
-	// reached the kernel, not when the web's goroutine got round to it.
+	// reached the kernel, not when the web's goroutine got round to it, and
+	// one it closed without a word (a FIN, or an RST for bytes it left
+	// unread) when the web's read met that, even while a handler is still
+	// writing to it.
 	Opened, Closed time.Time
 	// Requests counts the requests the connection carried.
 	Requests int

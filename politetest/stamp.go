@@ -34,6 +34,15 @@ type receiveStamper interface {
 	goodbyeAt() (at time.Time, ok bool)
 }
 
+// hangUpNotifier is a connection that says when a read first meets the
+// client's FIN or RST: a client that closed without a word (no TLS
+// close_notify, or bytes left unread) had closed by then. net/http reads in
+// the background while a handler runs, so the web learns of it at once,
+// however long the handler goes on writing.
+type hangUpNotifier interface {
+	onHangUp(func(at time.Time))
+}
+
 // stampKey is the context key of a connection's receiveStamper.
 type stampKey struct{}
 

@@ -141,6 +141,8 @@ type stampedConn struct {
 	first   int64 // Unix ns of the first data read since the mark; 0: none
 	last    int64 // Unix ns of the latest data read; 0: none yet
 	marks   int   // requests marked so far
+	hangup  int64 // Unix ns when a read first met the client's FIN or RST; 0: not yet
+	onHang  func(time.Time)
 }
 
 const sizeofTimespec = int(unsafe.Sizeof(syscall.Timespec{}))
@@ -171,9 +173,13 @@ func (c *stampedConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	if rerr != nil {
+		if rerr == syscall.ECONNRESET {
+			c.hungUp()
+		}
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("recvmsg", rerr)}
 	}
 	if n <= 0 {
+		c.hungUp()
 		return 0, io.EOF
 	}
 	if ns, ok := receiveTime(c.oob[:oobn]); ok {
@@ -232,6 +238,29 @@ func (c *stampedConn) goodbyeAt() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.Unix(0, c.last), true
+}
+
+// onHangUp implements hangUpNotifier.
+func (c *stampedConn) onHangUp(f func(time.Time)) {
+	c.stampMu.Lock()
+	c.onHang = f
+	c.stampMu.Unlock()
+}
+
+// hungUp tells onHang, the first time a read meets the client's FIN or
+// RST, that the client closed by now.
+func (c *stampedConn) hungUp() {
+	now := time.Now()
+	c.stampMu.Lock()
+	first := c.hangup == 0
+	if first {
+		c.hangup = now.UnixNano()
+	}
+	f := c.onHang
+	c.stampMu.Unlock()
+	if first && f != nil {
+		f(now)
+	}
 }
 
 // receiveTime finds the SCM_TIMESTAMPNS control message in oob and returns

@@ -336,6 +336,15 @@ func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
 	w.conns = append(w.conns, rec)
 	w.connByNC[rawConn(c)] = rec
 	w.logMu.Unlock()
+	if hn, ok := rawConn(c).(hangUpNotifier); ok {
+		hn.onHangUp(func(at time.Time) {
+			w.logMu.Lock()
+			if rec.Closed.IsZero() {
+				rec.Closed = at // the client closed by then
+			}
+			w.logMu.Unlock()
+		})
+	}
 	return withStamper(context.WithValue(ctx, connKey{}, rec), c)
 }
 
