@@ -136,23 +136,29 @@ func (s *CrawlState) ReleaseLease(ctx context.Context, source, owner string) err
 	return wrap("crawl lease release", source, err)
 }
 
-// refRow scans a crawl_ref row (the columns of refCols).
+// scanRef scans a crawl_ref row (the columns of refCols).
 func scanRef(sc interface{ Scan(...any) error }, r *crawl.RefState) error {
+	_, err := scanRefRaw(sc, r)
+	return err
+}
+
+// scanRefRaw is scanRef that also returns the excerpt's JSON as stored.
+func scanRefRaw(sc interface{ Scan(...any) error }, r *crawl.RefState) (sql.NullString, error) {
 	var pub, first, settled int64
 	var outcome int
 	var excerpt sql.NullString
 	if err := sc.Scan(&r.Key, &r.URL, &r.FeedID, &r.ListID, &pub, &excerpt, &first, &outcome, &r.Note, &settled); err != nil {
-		return err
+		return excerpt, err
 	}
 	r.Published, r.FirstSeen, r.Settled, r.Outcome = fromNS(pub), fromNS(first), fromNS(settled), crawl.Outcome(outcome)
 	r.Excerpt = nil
 	if excerpt.Valid {
 		r.Excerpt = new(feed.Excerpt)
 		if err := json.Unmarshal([]byte(excerpt.String), r.Excerpt); err != nil {
-			return &Error{Op: "crawl ref read", Key: r.Key, Kind: ErrCorrupt, Err: err}
+			return excerpt, &Error{Op: "crawl ref read", Key: r.Key, Kind: ErrCorrupt, Err: err}
 		}
 	}
-	return nil
+	return excerpt, nil
 }
 
 func excerptJSON(e *feed.Excerpt) (sql.NullString, error) {
@@ -167,6 +173,16 @@ func excerptJSON(e *feed.Excerpt) (sql.NullString, error) {
 func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState, now time.Time) (crawl.RefState, bool, error) {
 	if ref.Key == "" {
 		return crawl.RefState{}, false, &Error{Op: "crawl ref see", Key: source, Err: errors.New("a reference needs a key")}
+	}
+	if err := s.db.check("crawl ref see", source+" "+ref.Key); err != nil {
+		return crawl.RefState{}, false, err
+	}
+	// A reference seen again as it stands (a feed read again) is only
+	// read: the write below would change nothing.
+	if cur, same, err := s.unchanged(ctx, source, ref); err != nil {
+		return crawl.RefState{}, false, err
+	} else if same {
+		return cur, false, nil
 	}
 	var out crawl.RefState
 	var created bool
@@ -192,6 +208,32 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 		return crawl.RefState{}, false, err
 	}
 	return out, created, nil
+}
+
+// unchanged reads source's reference ref.Key and reports whether merging
+// ref into it changes nothing that is stored, with the reference as it
+// stands.
+func (s *CrawlState) unchanged(ctx context.Context, source string, ref crawl.RefState) (crawl.RefState, bool, error) {
+	var cur crawl.RefState
+	stored, err := scanRefRaw(s.db.stmts.refGet.QueryRowContext(ctx, source, ref.Key), &cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return crawl.RefState{}, false, nil
+	}
+	if err != nil {
+		return crawl.RefState{}, false, wrap("crawl ref see", source+" "+ref.Key, err)
+	}
+	merged := cur
+	merged.Merge(ref)
+	if merged.URL != cur.URL || merged.FeedID != cur.FeedID || merged.ListID != cur.ListID || toNS(merged.Published) != toNS(cur.Published) {
+		return crawl.RefState{}, false, nil
+	}
+	if ref.Excerpt != nil {
+		ex, err := excerptJSON(merged.Excerpt)
+		if err != nil || ex != stored {
+			return crawl.RefState{}, false, nil
+		}
+	}
+	return cur, true, nil
 }
 
 // Ref implements [crawl.State].
@@ -277,6 +319,18 @@ func (s *CrawlState) Attempt(ctx context.Context, source string, pass uint64, ke
 func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error) {
 	if err := s.db.check("crawl failure", source); err != nil {
 		return 0, err
+	}
+	if !failed {
+		// A success with the count at zero in this pass changes nothing:
+		// only read.
+		var n, p int64
+		err := s.db.stmts.srcFailRead.QueryRowContext(ctx, source).Scan(&n, &p)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, wrap("crawl failure", source, err)
+		}
+		if err == nil && n == 0 && uint64(p) == pass {
+			return 0, nil
+		}
 	}
 	var n int
 	err := s.db.stmts.srcFailure.QueryRowContext(ctx, source, int64(pass), failed).Scan(&n)

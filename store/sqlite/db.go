@@ -30,6 +30,7 @@ const (
 	DefaultValidatorRetain = 30 * 24 * time.Hour
 	DefaultRobotsRetain    = 24 * time.Hour
 	DefaultScheduleRetain  = time.Hour
+	DefaultCacheKiB        = 2048
 )
 
 // Options configure [Open]. The zero value is ready to use: every field's
@@ -64,6 +65,17 @@ type Options struct {
 	Clock Clock
 	// Logger receives the background sweep's failures; nil is silent.
 	Logger *slog.Logger
+	// SyncDeposits, when true, has every deposit synced to disk before
+	// [Deposits.Put] returns (synchronous=FULL), so that it survives the
+	// machine's crash or power loss as well as the process's. False (the
+	// zero value): a deposit is in the WAL when Put returns, so it survives
+	// the process being killed, and a power failure may take the file back
+	// to its last checkpoint, the deposits and the crawl state that
+	// recorded them together (see the package doc).
+	SyncDeposits bool
+	// CacheKiB bounds the page cache of each connection (PRAGMA
+	// cache_size), in KiB; 0 means DefaultCacheKiB.
+	CacheKiB int
 
 	onSweep func(Swept, error) // tests: called after each background sweep
 }
@@ -125,6 +137,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if opt.ScheduleRetain <= 0 {
 		opt.ScheduleRetain = DefaultScheduleRetain
 	}
+	if opt.CacheKiB <= 0 {
+		opt.CacheKiB = DefaultCacheKiB
+	}
 	if path == "" || path == ":memory:" {
 		return nil, &Error{Op: "open", Key: path, Err: errors.New("a file path is needed")}
 	}
@@ -132,9 +147,11 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{})}
 	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
 	// synchronous is per connection and set on every new one: NORMAL for the
-	// state; a deposit switches its connection to FULL for its own commit.
-	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)"}, "_txlock": {"immediate"}}
-	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)"}}
+	// state and, unless SyncDeposits, the deposits; a durable write switches
+	// its connection to FULL for its own commit.
+	cache := fmt.Sprintf("cache_size(-%d)", opt.CacheKiB)
+	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)", cache}, "_txlock": {"immediate"}}
+	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)", cache}}
 	var err error
 	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
 		return nil, wrap("open", path, err)

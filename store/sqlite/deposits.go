@@ -20,11 +20,12 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // and envelope tables: the envelope bytes as a BLOB, stored once per digest
 // however many sources deposit it, the proof of fetch and the extracted
 // article as JSON, an excerpt deposit's story as JSON, the share image's
-// check as JSON, the source and the read instant. Puts are committed with synchronous=FULL: when Put returns
-// nil the deposit is on disk and survives a crash of the process or of the
-// machine. Concurrent Puts are committed together (a group commit: one
-// transaction and one sync for up to 64 of them), and each returns once
-// the transaction that holds it has committed. List checks each
+// check as JSON, the source and the read instant. When Put returns nil the
+// deposit is committed: it survives the process being killed, and with
+// [Options].SyncDeposits it is on disk and survives the machine's crash too
+// (see the package doc). Concurrent Puts are committed together (a group
+// commit: one transaction, and one sync, for up to 64 of them), and each
+// returns once the transaction that holds it has committed. List checks each
 // envelope against its digest and reports a damaged one as [ErrCorrupt].
 // Deposits are never swept; [Deposits.Withdraw] removes a source's, and
 // the envelopes no other deposit shares. It is safe for concurrent use.
@@ -146,7 +147,7 @@ func (db *DB) commitDeposits() {
 				break fill
 			}
 		}
-		err := db.write(ctx, "deposit put", batchKey(batch), true, func(tx *sql.Tx) error {
+		err := db.write(ctx, "deposit put", batchKey(batch), db.opt.SyncDeposits, func(tx *sql.Tx) error {
 			for _, r := range batch {
 				var err error
 				if r.added, err = db.putDeposit(ctx, tx, r); err != nil {
@@ -157,7 +158,7 @@ func (db *DB) commitDeposits() {
 		})
 		if err != nil && len(batch) > 1 {
 			for _, r := range batch {
-				r.err = db.write(ctx, "deposit put", r.d.Source+" "+r.d.Digest, true, func(tx *sql.Tx) error {
+				r.err = db.write(ctx, "deposit put", r.d.Source+" "+r.d.Digest, db.opt.SyncDeposits, func(tx *sql.Tx) error {
 					var err error
 					r.added, err = db.putDeposit(ctx, tx, r)
 					return err

@@ -31,24 +31,32 @@
 // to [Options].BusyTimeout, then fails with [ErrLocked]. Statements are
 // prepared once per connection.
 //
-// Durability is chosen per kind of data:
+// Durability: every write is committed before the call that made it
+// returns, so what a call reported done survives the process being killed
+// (kill -9) at any instant; nothing is held back in memory to be written
+// later, since a held-back refusal or pacing claim is one another process
+// must see at once. The WAL is synced to disk at each checkpoint, not at
+// each commit (synchronous=NORMAL), so no write waits for the disk:
 //
-//   - State (ledger, validators, schedule, robots) is written with
-//     synchronous=NORMAL: each write is one autocommit statement that is in
-//     the WAL when it returns, so it survives the process being killed; the
-//     WAL is synced to disk at each checkpoint, so a power failure may lose
-//     the writes since the last one. No state write waits for an fsync, which
-//     is what keeps a crawl of thousands of hosts from being bound by the
-//     disk, without batching writes (a batch would hold back a refusal that
-//     another process must see at once). The crawl state is written the
-//     same way: a reference or counter lost with the power costs one more
-//     read, which the deposits' deduplication absorbs.
-//   - A deposit, and a withdrawal, is committed with synchronous=FULL: the
-//     WAL is synced before Put returns, so a deposit reported stored
-//     survives the machine's crash as well as the process's. Concurrent
-//     Puts share a transaction and its sync (a group commit of up to 64),
-//     so a crawl depositing from many hosts at once is not bound by one
-//     sync per deposit.
+//   - State (ledger, validators, schedule, robots, crawl state) and
+//     deposits: in the WAL when the call returns. A power failure or an
+//     operating system crash may take the file back to an earlier commit:
+//     the WAL is replayed up to its last intact commit, so the file is
+//     always as it stood after some commit, the deposits and the crawl
+//     state that recorded them lost together. The crawl then reads those
+//     articles again (a reference still pending is read; a deposit made
+//     twice is stored once).
+//   - With [Options].SyncDeposits, a deposit is synced (synchronous=FULL)
+//     before Put returns, so one reported stored survives the machine's
+//     crash as well. A withdrawal, and a source's state forgotten, are
+//     always synced.
+//
+// Concurrent Puts share one transaction (a group commit of up to 64, and
+// one sync with SyncDeposits), so a crawl depositing from many hosts at once
+// is not bound by one commit per deposit. A call whose write would change
+// nothing reads instead: a reference seen again as it stands, a success
+// that leaves a pass's failure count at zero, a ledger Update that keeps the
+// record. Each connection's page cache is bounded ([Options].CacheKiB).
 //
 // # Expiry
 //

@@ -18,7 +18,7 @@ type statements struct {
 	leaseSweep                                                    *sql.Stmt
 
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
-	srcRenew, srcRelease, srcFailure, srcForget                      *sql.Stmt
+	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
 	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
 
@@ -68,6 +68,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.srcRenew, true, `UPDATE crawl_source SET lease_expires_ns = ?4 WHERE source = ?1 AND lease_owner = ?2 AND lease_owner != '' AND lease_expires_ns > ?3 RETURNING pass`},
 		{&s.srcRelease, true, `UPDATE crawl_source SET lease_owner = '', lease_expires_ns = 0 WHERE source = ?1 AND lease_owner = ?2 AND lease_owner != ''`},
 		{&s.srcFailure, true, `UPDATE crawl_source SET failures = CASE WHEN ?3 THEN failures + 1 ELSE 0 END WHERE source = ?1 AND pass = ?2 RETURNING failures`},
+		{&s.srcFailRead, false, `SELECT failures, pass FROM crawl_source WHERE source = ?1`},
 		{&s.srcForget, true, `UPDATE crawl_source SET last_trigger_ns = 0, next_trigger_ns = 0, last_backlog_ns = 0, next_backlog_ns = 0, embargo_ns = 0, slowed_ns = 0, failures = 0 WHERE source = ?1`},
 		{&s.refGet, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refGetW, true, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
