@@ -32,7 +32,8 @@ import (
 //
 // It reports wall/ideal, the auditor's violations (any fails the
 // benchmark), the process's CPU per request (getrusage; the web's TLS and
-// handlers included), the peak resident memory over the crawl and its
+// handlers included), the cores it used on average and the machine's load
+// average (other work on the machine shows in both), the peak resident memory over the crawl and its
 // growth per host, the heap's peak growth per host, the goroutines at peak,
 // and where time beyond the ideal went: how late the last host's first
 // request went out (late-start), the longest excess of a host's span over
@@ -173,6 +174,11 @@ func crawlScale(b *testing.B, hosts, articles int) {
 	b.ReportMetric(float64(len(rep.Violations)), "violations")
 	b.ReportMetric(float64(rep.Requests), "requests")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(max(rep.Requests, 1)), "cpu-µs/request")
+	// The cores the process had on average, and the machine's load at the
+	// end: a crawl far over the ideal on few cores used was starved (or
+	// blocked), not busy.
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores-used")
+	b.ReportMetric(loadAverage(), "load-1m")
 	b.ReportMetric(float64(peak.rss)/(1<<20), "peak-RSS-MiB")
 	b.ReportMetric(float64(int64(peak.rss)-int64(rss0))/float64(hosts)/1024, "RSS-KiB/host")
 	b.ReportMetric(float64(int64(peak.heap)-int64(heap0))/float64(hosts)/1024, "heap-KiB/host")
@@ -200,6 +206,21 @@ func residentBytes() uint64 {
 	}
 	pages, _ := strconv.ParseUint(f[1], 10, 64)
 	return pages * uint64(os.Getpagesize())
+}
+
+// loadAverage is the machine's load average over the last minute (Linux),
+// or 0.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // memMetric is the named runtime/metrics memory class now.

@@ -179,11 +179,12 @@ type RefState struct {
 // MemoryState is a State in memory. The zero value is ready to use; it is
 // safe for concurrent use. Everything is lost with the process.
 type MemoryState struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // guards sources; each source has its own lock
 	sources map[string]*memSource
 }
 
 type memSource struct {
+	mu       sync.Mutex
 	sched    Schedule
 	lease    Lease
 	pass     uint64
@@ -194,23 +195,35 @@ type memSource struct {
 
 var _ State = (*MemoryState)(nil)
 
-func (m *MemoryState) src(id string) *memSource {
-	if m.sources == nil {
-		m.sources = map[string]*memSource{}
-	}
+// src returns the source's record, locked (the caller unlocks it): made
+// when create is set and it is missing, else nil when missing.
+func (m *MemoryState) src(id string, create bool) *memSource {
+	m.mu.RLock()
 	s := m.sources[id]
+	m.mu.RUnlock()
 	if s == nil {
-		s = &memSource{refs: map[string]*RefState{}, attempts: map[string]int{}}
-		m.sources[id] = s
+		if !create {
+			return nil
+		}
+		m.mu.Lock()
+		if m.sources == nil {
+			m.sources = map[string]*memSource{}
+		}
+		s = m.sources[id]
+		if s == nil {
+			s = &memSource{refs: map[string]*RefState{}, attempts: map[string]int{}}
+			m.sources[id] = s
+		}
+		m.mu.Unlock()
 	}
+	s.mu.Lock()
 	return s
 }
 
 // Schedule implements State.
 func (m *MemoryState) Schedule(ctx context.Context, source string) (Schedule, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.sources[source]; s != nil {
+	if s := m.src(source, false); s != nil {
+		defer s.mu.Unlock()
 		return s.sched, nil
 	}
 	return Schedule{}, nil
@@ -218,9 +231,9 @@ func (m *MemoryState) Schedule(ctx context.Context, source string) (Schedule, er
 
 // SetSchedule implements State.
 func (m *MemoryState) SetSchedule(ctx context.Context, source string, sc Schedule) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.src(source).sched = sc
+	s := m.src(source, true)
+	defer s.mu.Unlock()
+	s.sched = sc
 	return nil
 }
 
@@ -229,9 +242,8 @@ func (m *MemoryState) AcquireLease(ctx context.Context, source, owner string, no
 	if owner == "" || ttl <= 0 {
 		return Lease{}, errors.New("crawl: a lease needs an owner and a positive ttl")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	if s.lease.Owner != "" && now.Before(s.lease.Expires) {
 		return Lease{}, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseHeld}
 	}
@@ -244,9 +256,8 @@ func (m *MemoryState) AcquireLease(ctx context.Context, source, owner string, no
 
 // RenewLease implements State.
 func (m *MemoryState) RenewLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (Lease, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	if s.lease.Owner != owner || owner == "" || !now.Before(s.lease.Expires) {
 		return Lease{}, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
 	}
@@ -256,10 +267,11 @@ func (m *MemoryState) RenewLease(ctx context.Context, source, owner string, now 
 
 // ReleaseLease implements State.
 func (m *MemoryState) ReleaseLease(ctx context.Context, source, owner string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.sources[source]; s != nil && s.lease.Owner == owner {
-		s.lease = Lease{Pass: s.lease.Pass}
+	if s := m.src(source, false); s != nil {
+		if s.lease.Owner == owner {
+			s.lease = Lease{Pass: s.lease.Pass}
+		}
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -269,9 +281,8 @@ func (m *MemoryState) See(ctx context.Context, source string, ref RefState, now 
 	if ref.Key == "" {
 		return RefState{}, false, errors.New("crawl: a reference needs a key")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	r := s.refs[ref.Key]
 	created := r == nil
 	if created {
@@ -315,9 +326,8 @@ func cloneRef(r RefState) RefState {
 
 // Ref implements State.
 func (m *MemoryState) Ref(ctx context.Context, source, key string) (RefState, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.sources[source]; s != nil {
+	if s := m.src(source, false); s != nil {
+		defer s.mu.Unlock()
 		if r := s.refs[key]; r != nil {
 			return cloneRef(*r), true, nil
 		}
@@ -327,12 +337,11 @@ func (m *MemoryState) Ref(ctx context.Context, source, key string) (RefState, bo
 
 // Refs implements State.
 func (m *MemoryState) Refs(ctx context.Context, source string) ([]RefState, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.sources[source]
+	s := m.src(source, false)
 	if s == nil {
 		return nil, nil
 	}
+	defer s.mu.Unlock()
 	out := make([]RefState, 0, len(s.refs))
 	for _, r := range s.refs {
 		out = append(out, cloneRef(*r))
@@ -354,9 +363,8 @@ func (m *MemoryState) Refs(ctx context.Context, source string) ([]RefState, erro
 
 // Settle implements State.
 func (m *MemoryState) Settle(ctx context.Context, source, key string, outcome Outcome, note string, now time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	r := s.refs[key]
 	if r == nil {
 		return fmt.Errorf("crawl: settle %s/%s: unknown reference", source, key)
@@ -367,9 +375,8 @@ func (m *MemoryState) Settle(ctx context.Context, source, key string, outcome Ou
 
 // Attempt implements State.
 func (m *MemoryState) Attempt(ctx context.Context, source string, pass uint64, key string) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	if pass != s.pass {
 		return 0, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
 	}
@@ -379,9 +386,8 @@ func (m *MemoryState) Attempt(ctx context.Context, source string, pass uint64, k
 
 // Failure implements State.
 func (m *MemoryState) Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.src(source)
+	s := m.src(source, true)
+	defer s.mu.Unlock()
 	if pass != s.pass {
 		return 0, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
 	}
@@ -395,12 +401,11 @@ func (m *MemoryState) Failure(ctx context.Context, source string, pass uint64, f
 
 // Forget implements State.
 func (m *MemoryState) Forget(ctx context.Context, source string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.sources[source]; s != nil {
-		// The pass number survives, so a later pass is never confused
-		// with an earlier one.
-		m.sources[source] = &memSource{pass: s.pass, lease: s.lease, refs: map[string]*RefState{}, attempts: map[string]int{}}
+	if s := m.src(source, false); s != nil {
+		// The pass number and the lease survive, so a later pass is never
+		// confused with an earlier one.
+		s.sched, s.refs, s.attempts, s.failures = Schedule{}, map[string]*RefState{}, map[string]int{}, 0
+		s.mu.Unlock()
 	}
 	return nil
 }
