@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,6 +108,8 @@ func handleBench(site *politetest.Site) {
 
 // serveBenchWeb runs a politetest web with the benchmark's page, prints its
 // address and its CA certificate (PEM) on stdout, and serves until stdin closes.
+// The page is on bench.example and, when benchWebEnv is a number n above 1, on
+// n more sites named idle-0.example … (see idleHost).
 func serveBenchWeb() {
 	web, err := politetest.Start()
 	if err != nil {
@@ -114,17 +117,26 @@ func serveBenchWeb() {
 		os.Exit(1)
 	}
 	handleBench(web.Site("bench.example"))
+	if n, err := strconv.Atoi(os.Getenv(benchWebEnv)); err == nil && n > 1 {
+		for h := range n {
+			handleBench(web.Site(idleHost(h)))
+		}
+	}
 	fmt.Println(web.Addr())
 	pem.Encode(os.Stdout, &pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})
 	io.Copy(io.Discard, os.Stdin)
 	web.Close()
 }
 
-// startRemoteWeb starts serveBenchWeb in a child process and returns its address
-// and CA pool.
-func startRemoteWeb(b *testing.B) (string, *x509.CertPool) {
+// idleHost names the h-th extra site of the child web.
+func idleHost(h int) string { return "idle-" + strconv.Itoa(h) + ".example" }
+
+// startRemoteWeb starts serveBenchWeb in a child process, with sites extra
+// sites beside bench.example (0 or 1: none), and returns its address and CA
+// pool.
+func startRemoteWeb(b *testing.B, sites int) (string, *x509.CertPool) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchWebEnv+"=1")
+	cmd.Env = append(os.Environ(), benchWebEnv+"="+strconv.Itoa(max(sites, 1)))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -171,7 +183,7 @@ func (r fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Add
 //
 //	go test -run '^$' -bench OverheadClientCPU -benchmem ./fetch/
 func BenchmarkOverheadClientCPU(b *testing.B) {
-	addr, pool := startRemoteWeb(b)
+	addr, pool := startRemoteWeb(b, 0)
 	ap := netip.MustParseAddrPort(addr)
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
@@ -361,5 +373,91 @@ func BenchmarkIdleHostMemory(b *testing.B) {
 		b.ReportMetric(float64(pacer.Hosts()), "pacer-hosts-idle")
 		b.ReportMetric(float64(store.Len()), "validators")
 		b.ReportMetric(float64(rstore.Len()), "robots-entries")
+	}
+}
+
+// BenchmarkIdleConnMemory measures what a Client keeps per host once its hosts
+// are idle, connections included: two waves of 1,000 hosts, each host read once
+// through the whole chain (robots.txt, then a page one interval later) over TLS,
+// from a web in a child process so that only the client's memory is counted.
+// Each wave is measured once the base transport's idle-connection bound (see
+// idleConnTimeout) and every host's interval have passed, after a GC:
+// "idle-B/host" is the heap held per host after the first wave, which includes
+// the room net/http's and the chain's tables grew to for 1,000 hosts at once;
+// "next-idle-B/host" is what each host of the second wave added to it, the
+// cost of one more idle host. "busy-B/host" is the first wave's right after
+// its reads, every connection open. Goroutine stacks are reported apart: the
+// runtime keeps the room they took.
+//
+//	go test -run '^$' -bench IdleConnMemory -benchtime=1x ./fetch/
+func BenchmarkIdleConnMemory(b *testing.B) {
+	const wave = 1000
+	addr, pool := startRemoteWeb(b, 2*wave)
+	ap := netip.MustParseAddrPort(addr)
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	type sample struct {
+		heap, stack uint64
+		goroutines  int
+	}
+	measure := func() sample {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return sample{m.HeapAlloc, m.StackInuse, runtime.NumGoroutine()}
+	}
+	perHost := func(a, b uint64) float64 { return float64(int64(b)-int64(a)) / wave }
+	for b.Loop() {
+		p := withIdentity(StrictNews())
+		c, err := New(p, WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The runtime keeps every goroutine's descriptor for reuse: have as
+		// many as the reads will need exist once before, so that they are
+		// not counted as the hosts'.
+		park := make(chan struct{})
+		var pw sync.WaitGroup
+		for range 4 * wave {
+			pw.Go(func() { <-park })
+		}
+		close(park)
+		pw.Wait()
+		read := func(first int) {
+			var wg sync.WaitGroup
+			for h := first; h < first+wave; h++ {
+				wg.Go(func() {
+					res, err := c.Get(context.Background(), "https://"+idleHost(h)+"/bench")
+					if err != nil || res.Status != 200 {
+						b.Error(res, err)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		idle := func() sample {
+			time.Sleep(idleConnTimeout(c.policy) + p.Interval + time.Second)
+			c.pacer.mu.Lock() // the next request's sweep (amortised in normal use) drops the idle hosts
+			c.pacer.ops = len(c.pacer.hosts) + 64
+			c.pacer.sweepLocked(time.Now())
+			c.pacer.mu.Unlock()
+			return measure()
+		}
+		m0 := measure()
+		read(0)
+		busy := measure()
+		m1 := idle()
+		read(wave)
+		m2 := idle()
+		b.ReportMetric(perHost(m0.heap, busy.heap), "busy-B/host")
+		b.ReportMetric(float64(busy.goroutines-m0.goroutines)/wave, "busy-goroutines/host")
+		b.ReportMetric(perHost(m0.heap, m1.heap), "idle-B/host")
+		b.ReportMetric(perHost(m1.heap, m2.heap), "next-idle-B/host")
+		b.ReportMetric(perHost(m0.stack, m1.stack), "idle-stack-B/host")
+		b.ReportMetric(float64(m2.goroutines-m0.goroutines), "idle-goroutines")
+		c.Close()
 	}
 }

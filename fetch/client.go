@@ -139,7 +139,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
 		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP, clock: o.clock,
-		maxIdle: o.maxIdle,
+		idle: idleConnTimeout(p), maxIdle: o.maxIdle,
 	})
 	bottom := &hopRecorder{next: c.base, clock: o.clock}
 	c.ledgerStore = o.ledgerStore

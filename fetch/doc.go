@@ -45,7 +45,11 @@
 //     the Doers only).
 //  4. The base transport: no proxy, no compression of its own, a bounded number
 //     of connections per host, every address checked at connect time, TLS roots as
-//     configured.
+//     configured; a connection idle for three of the policy's longest intervals
+//     (5 s at least, 90 s at most) is closed, so a host whose crawl is over
+//     keeps no connection open; each request goes on the wire once (a request
+//     whose connection failed after it was written is not sent again within
+//     the interval, [ErrNotResent]).
 //  5. The body: read within the wire and decoded caps and the Get's deadline,
 //     content-codings removed by us, completeness and media type checked, a
 //     provenance.Proof filled.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"io"
+	"maps"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
@@ -73,6 +74,7 @@ type Pacer struct {
 	mu    sync.Mutex
 	hosts map[string]*paceState
 	ops   int
+	peak  int // the most hosts held at a sweep since the map was last made
 }
 
 type paceState struct {
@@ -332,10 +334,18 @@ func (p *Pacer) sweepLocked(now time.Time) {
 		return
 	}
 	p.ops = 0
+	p.peak = max(p.peak, len(p.hosts))
 	for k, st := range p.hosts {
 		if st.inflight == 0 && len(st.queue) == 0 && !now.Before(st.last.Add(max(st.gap, st.maxMin))) {
 			delete(p.hosts, k)
 		}
+	}
+	// A map keeps the room it grew to: once the hosts in use are a small
+	// part of the most there were, copy them to a map of their size.
+	if p.peak > 256 && len(p.hosts) < p.peak/4 {
+		m := make(map[string]*paceState, len(p.hosts))
+		maps.Copy(m, p.hosts)
+		p.hosts, p.peak = m, len(m)
 	}
 }
 

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"testing"
+	"time"
 
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -26,5 +27,23 @@ func TestAudit_P1_EvictedIdleConnsKeepInterval(t *testing.T) {
 	}
 	if conns := len(web.Connections()); ok < 300 || conns < rep.Requests/2 {
 		t.Fatalf("%d pages read over %d connections for %d requests: want most requests on a new connection", ok, conns, rep.Requests)
+	}
+}
+
+// TestIdleConnTimeout: an idle connection is kept for three of the policy's
+// longest intervals, 5 s at least and 90 s at most.
+func TestIdleConnTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want time.Duration
+	}{
+		{StrictNews().withDefaults(), 5 * time.Second},
+		{Digest().withDefaults(), 15 * time.Second},
+		{Policy{Interval: 10 * time.Millisecond}.withDefaults(), 5 * time.Second},
+		{Policy{Interval: time.Minute}.withDefaults(), 90 * time.Second},
+	} {
+		if got := idleConnTimeout(tc.p); got != tc.want {
+			t.Errorf("interval %v–%v: %v, want %v", tc.p.Interval, tc.p.IntervalMax, got, tc.want)
+		}
 	}
 }

@@ -38,14 +38,15 @@ type baseConfig struct {
 	inFlight  int
 	firstByte time.Duration
 	allowHTTP bool
-	clock     Clock // nil: real time
-	maxIdle   int   // MaxIdleConns; 0: 1000
+	clock     Clock         // nil: real time
+	idle      time.Duration // IdleConnTimeout
+	maxIdle   int           // MaxIdleConns; 0: maxIdleConns
 }
 
 // newBase returns the base transport of the chain: no proxy, no compression of
-// its own, at most inFlight connections per host, every address checked at connect
-// time by the netguard dialer, TLS verified against roots (nil: the
-// system's), HTTP/1.1.
+// its own, at most inFlight connections per host, idle ones closed after
+// c.idle, every address checked at connect time by the netguard dialer, TLS
+// verified against roots (nil: the system's), HTTP/1.1.
 func newBase(c baseConfig) *http.Transport {
 	var res netguard.Resolver = &netguard.DNSCache{TTL: c.dnsTTL}
 	if c.resolver != nil {
@@ -63,9 +64,9 @@ func newBase(c baseConfig) *http.Transport {
 		Proxy:                  nil, // never from the environment
 		DisableCompression:     true,
 		MaxConnsPerHost:        c.inFlight,
-		MaxIdleConns:           cmp.Or(c.maxIdle, 1000),
+		MaxIdleConns:           cmp.Or(c.maxIdle, maxIdleConns),
 		MaxIdleConnsPerHost:    c.inFlight,
-		IdleConnTimeout:        90 * time.Second,
+		IdleConnTimeout:        c.idle,
 		ResponseHeaderTimeout:  c.firstByte,
 		MaxResponseHeaderBytes: 64 << 10,
 		TLSHandshakeTimeout:    15 * time.Second,
@@ -277,6 +278,9 @@ func (s *connSlots) release(addr string) {
 	}
 	if h.n <= 0 {
 		delete(s.m, addr)
+		if len(s.m) == 0 {
+			s.m = nil // a map keeps the room it grew to: let it go
+		}
 	}
 }
 
@@ -411,4 +415,27 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec.addHop(hop, t)
 	}
 	return resp, nil
+}
+
+// Bounds of the base transport's idle connections (see idleConnTimeout).
+const (
+	// minIdleConn and maxIdleConn bound how long an idle connection is kept.
+	minIdleConn = 5 * time.Second
+	maxIdleConn = 90 * time.Second
+	// maxIdleConns is the most idle connections kept at once, across hosts
+	// (a file descriptor each): past it, the one idle longest is closed, and
+	// its host's next request makes a new one.
+	maxIdleConns = 4096
+)
+
+// idleConnTimeout is how long the base transport keeps a connection that has
+// gone idle: three of the policy's longest intervals, within [minIdleConn,
+// maxIdleConn]. A host being crawled is asked again within an interval or
+// two and finds its connection open (one TLS handshake per host, not per
+// request); a host whose crawl is over, or that is read less often (a
+// longer Crawl-delay, a feed polled every few minutes), has its connection
+// closed and costs no more than its small records: an idle TLS connection
+// holds tens of kilobytes and two goroutines.
+func idleConnTimeout(p Policy) time.Duration {
+	return min(max(3*max(p.Interval, p.IntervalMax), minIdleConn), maxIdleConn)
 }
