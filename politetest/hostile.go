@@ -66,7 +66,7 @@ func Hostile(seed int64, hosts int) Scenario {
 //	gzip-bomb            articles are gzip bodies inflating to 64 MiB
 //	oversize             articles are 32 MiB pages
 //	endless-body         articles are pages that never end (no Content-Length)
-//	trickle              articles arrive 16 bytes every 50 ms
+//	trickle              the first article arrives 16 bytes every 50 ms
 //	hang                 the feed never answers
 //	truncate             articles declare their length and send half
 //	unknown-encoding     articles come in Content-Encoding x-politetest
@@ -226,7 +226,11 @@ var traitTable = []trait{
 	{name: "gzip-bomb", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: GzipBomb}) }},
 	{name: "oversize", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: Oversize}) }},
 	{name: "endless-body", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: Endless}) }},
-	{name: "trickle", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: Trickle}) }},
+	{name: "trickle", apply: func(b *traitBuild) {
+		if len(b.articles) > 0 { // one is enough to hold a reader for its whole time-out
+			b.s.Misbehave(b.articles[0], Behaviour{Kind: Trickle})
+		}
+	}},
 	{name: "hang", apply: func(b *traitBuild) { b.feed(Behaviour{Kind: Hang}) }},
 	{name: "truncate", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: Truncate}) }},
 	{name: "unknown-encoding", apply: func(b *traitBuild) { b.eachArticle(Behaviour{Kind: UnknownEncoding}) }},

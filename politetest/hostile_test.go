@@ -331,3 +331,27 @@ func TestAuditHangUpEndsTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// A connection the web ends after an answer (Connection: close) is closed
+// when the answer finished: the client's next request, on a new connection
+// as it must be, is not a second connection, however late net/http's
+// goroutine gets round to the close (on a loaded machine, tens of
+// milliseconds).
+func TestAuditConnectionCloseEndsTheConnection(t *testing.T) {
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("closing.example")
+	s.AddArticle(Article{ID: 1, Path: "/a/"})
+	s.Misbehave("*", Behaviour{Kind: CloseConnection})
+	cl := newCareful(w, 0)
+	for _, p := range []string{"/robots.txt", "/a/", "/feed.xml"} {
+		cl.get(t, "http://closing.example"+p) // no TLS goodbye to go by
+	}
+	rep := w.Audit(Policy{})
+	if !rep.OK() {
+		t.Error(rep)
+	}
+	if n := len(w.Connections()); n != 3 {
+		t.Errorf("%d connections, want one per request", n)
+	}
+}

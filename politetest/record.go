@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -101,7 +102,9 @@ type Conn struct {
 	// reached the kernel, not when the web's goroutine got round to it, and
 	// one it closed without a word (a FIN, or an RST for bytes it left
 	// unread) when the web's read met that, even while a handler is still
-	// writing to it.
+	// writing to it. One the web ended ("Connection: close") counts as
+	// closed when that answer finished, however late net/http's goroutine
+	// closes it.
 	Opened, Closed time.Time
 	// Requests counts the requests the connection carried.
 	Requests int
@@ -123,6 +126,23 @@ type captureWriter struct {
 	header http.Header
 	n      int64
 	body   []byte
+}
+
+// closes reports whether the answer told the client that the web closes
+// the connection after it ("Connection: close").
+func (c *captureWriter) closes() bool {
+	h := c.header
+	if h == nil {
+		h = c.ResponseWriter.Header()
+	}
+	for _, v := range h.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *captureWriter) WriteHeader(code int) {

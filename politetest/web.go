@@ -371,13 +371,16 @@ func (w *Web) connState(c net.Conn, st http.ConnState) {
 	w.logMu.Unlock()
 }
 
-// connClosedNow marks a hijacked connection closed at this instant.
+// connClosedNow marks a connection closed at this instant, unless it
+// was already.
 func (w *Web) connClosedNow(rec *Conn) {
 	if rec == nil {
 		return
 	}
 	w.logMu.Lock()
-	rec.Closed = time.Now()
+	if rec.Closed.IsZero() {
+		rec.Closed = time.Now()
+	}
 	w.logMu.Unlock()
 }
 
@@ -397,7 +400,15 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	defer w.active.Done()
 
 	cw := &captureWriter{ResponseWriter: rw, robots: isRobotsPath(r.URL.Path)}
-	defer w.finish(rec, cw)
+	defer func() {
+		w.finish(rec, cw)
+		if cw.closes() || r.Close {
+			// The web ends the connection after this answer: it is
+			// closed from now, however late net/http closes it.
+			c, _ := r.Context().Value(connKey{}).(*Conn)
+			w.connClosedNow(c)
+		}
+	}()
 
 	site := w.lookupSite(rec.Host)
 	if site == nil {
