@@ -263,7 +263,7 @@ const upperHex = "0123456789ABCDEF"
 // §6.2.2): octets outside printable US-ASCII and the characters URIs may not
 // hold are percent-encoded with upper-case hex; "%xx" escapes get upper-case
 // hex, and those of unreserved characters are decoded ("%7E" → "~"; "%2F"
-// stays). In a pattern, '*' is the wildcard and a final '$' the anchor, so
+// stays); a '%' that starts no escape becomes "%25". In a pattern, '*' is the wildcard and a final '$' the anchor, so
 // only a '$' elsewhere is encoded; in a path both are encoded ("%2A",
 // "%24"), so a pattern matches them literally only in encoded form. It
 // returns s itself when nothing changes.
@@ -328,6 +328,11 @@ func encode(s string, i int, pattern bool) bool {
 		return !pattern
 	case '$':
 		return !pattern || i != len(s)-1
+	case '%':
+		// A '%' that starts no escape is the octet itself: encoded, it
+		// cannot join the octets after it into an escape on a second
+		// normalisation ("%7%30" would give "%70", then "p").
+		return i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])
 	}
 	return false
 }
