@@ -428,17 +428,19 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 	// (see listDoer): a page answered 304 ends an API walk, and a sitemap
 	// index answered 304 skips every sitemap under it.
 	var w feed.Walker
-	var list *listDoer
+	kind := fetch.KindAPI
+	if b.Kind == BacklogSitemap {
+		kind = fetch.KindSitemap
+	}
+	list := c.newListDoer(src, kind)
+	reach := &reachDoer{next: list} // tells a walk that failed unsent
 	switch b.Kind {
 	case BacklogSitemap:
-		list = c.newListDoer(src, fetch.KindSitemap)
-		w = &feed.SitemapWalker{Client: list, URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
+		w = &feed.SitemapWalker{Client: reach, URLs: b.URLs, Site: b.Site, Keep: src.Params, Clock: c.clk}
 	case BacklogWordPress:
-		list = c.newListDoer(src, fetch.KindAPI)
-		w = &feed.APIWalker{Client: list, Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: reach, Spec: feed.WordPress(b.Site, b.PerPage), Keep: src.Params, Clock: c.clk}
 	default:
-		list = c.newListDoer(src, fetch.KindAPI)
-		w = &feed.APIWalker{Client: list, Spec: *b.API, Keep: src.Params, Clock: c.clk}
+		w = &feed.APIWalker{Client: reach, Spec: *b.API, Keep: src.Params, Clock: c.clk}
 	}
 	refs, err := c.state.Refs(ctx, src.ID)
 	if err != nil {
@@ -456,14 +458,16 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		k := byURL[ref.URL]
 		return k != "" && k == ref.ID
 	})
-	complete, recorded := true, true
+	complete, recorded, unsent := true, true, false
 	for ref, err := range w.Walk(ctx, feed.Stop{Floor: b.Floor, Known: known, Now: c.clk.Now()}) {
 		if err != nil {
 			rep.Backlog.Err = err
 			complete = false
+			unsent = !reach.take() && ours(err)
 			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
 			break
 		}
+		reach.take() // what reached the publisher so far was answered
 		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, ListID: ref.ID, Published: ref.Date()}, &rep.Backlog, byURL, nil) != nil {
 			recorded = false
 		}
@@ -480,8 +484,13 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 			sc.LastBacklog = now
 		}
 		// A walk that failed is tried again at the next interval too: the
-		// next pass's trigger reads keep the source current meanwhile.
-		sc.NextBacklog = now.Add(interval)
+		// next pass's trigger reads keep the source current meanwhile. One
+		// whose failing request never left the process (a store of ours
+		// down, no turn at the host in time) asked the publisher nothing
+		// for that page: it stays due, for the next pass.
+		if !unsent {
+			sc.NextBacklog = now.Add(interval)
+		}
 	}); err != nil {
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
 	}
