@@ -279,10 +279,11 @@ func (r robotsRules) allowed(path string) bool {
 }
 
 // execOurs writes a politecrawl configuration for the seed list (the strict
-// news preset, 1 s per host, every article read in full) and replaces this
-// process with politecrawl crawl -once, so that politecheck measures
-// politecrawl's own process.
-func execOurs(politecrawl string) error {
+// news preset, 1 s per host, every article read in full; with images, each
+// story's share image checked too, S7, else none read, so that it reads the
+// pages the other crawlers read) and replaces this process with politecrawl
+// crawl -once, so that politecheck measures politecrawl's own process.
+func execOurs(politecrawl string, images bool) error {
 	list, err := seeds()
 	if err != nil {
 		return err
@@ -290,7 +291,11 @@ func execOurs(politecrawl string) error {
 	dir := filepath.Dir(os.Getenv("POLITECHECK_SEEDS"))
 	var b strings.Builder
 	b.WriteString("crawler:\n  name: PolitecheckBench\n  version: \"1\"\n  info_url: https://politefetch.example/bench\n  contact: \"\"\n")
-	b.WriteString("policy:\n  preset: strict-news\n  interval: 1s\n  robots_ttl: 1h\nsources:\n")
+	b.WriteString("policy:\n  preset: strict-news\n  interval: 1s\n  robots_ttl: 1h\n")
+	if !images {
+		b.WriteString("crawl:\n  share_images: skip\n")
+	}
+	b.WriteString("sources:\n")
 	for i, s := range list {
 		u, err := url.Parse(s)
 		if err != nil {

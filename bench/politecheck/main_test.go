@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -21,26 +22,63 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		os.Exit(0)
+	case "ours":
+		if err := execOurs(os.Getenv("POLITECHECK_BENCH_POLITECRAWL"), true); err != nil {
+			os.Exit(2)
+		}
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "politecheck-bench-test-")
+	if err != nil {
+		os.Exit(2)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
-// checkCrawler builds politecheck and runs this test binary under it as
-// the named crawler.
-func checkCrawler(t *testing.T, mode string, args ...string) (int, result) {
+// binDir holds the commands the tests build, each once.
+var (
+	binDir string
+	builds sync.Map // package → *build
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// binary builds the library module's package pkg (once for all the tests)
+// and returns its path.
+func binary(t *testing.T, pkg string) string {
 	t.Helper()
-	dir := t.TempDir()
-	checker := filepath.Join(dir, "politecheck")
-	build := exec.Command("go", "build", "-o", checker, "./examples/politecheck")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building politecheck: %v\n%s", err, out)
+	v, _ := builds.LoadOrStore(pkg, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
+		b.path = filepath.Join(binDir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = "../.."
+		b.out, b.err = cmd.CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, b.err, b.out)
 	}
+	return b.path
+}
+
+// checkCrawler runs this test binary under politecheck as the named
+// crawler, with env added to its environment.
+func checkCrawler(t *testing.T, mode string, env []string, args ...string) (int, result) {
+	t.Helper()
+	checker := binary(t, "./examples/politecheck")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(checker, append(append([]string{"-json", "-q"}, args...), "--", "env", "POLITECHECK_BENCH_CRAWLER="+mode, self)...)
+	crawler := append(append([]string{"env", "POLITECHECK_BENCH_CRAWLER=" + mode}, env...), self)
+	cmd := exec.Command(checker, append(append(append([]string{"-json", "-q"}, args...), "--"), crawler...)...)
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -58,7 +96,8 @@ func checkCrawler(t *testing.T, mode string, args ...string) (int, result) {
 // politecheck flags colly's default configuration: robots.txt never read,
 // requests back to back.
 func TestPolitecheckFlagsCollyDefault(t *testing.T) {
-	code, r := checkCrawler(t, "colly-default", "-hosts", "3", "-articles", "2", "-latency", "0-5ms")
+	t.Parallel()
+	code, r := checkCrawler(t, "colly-default", nil, "-hosts", "3", "-articles", "2", "-latency", "0-5ms")
 	if code != 1 || r.ByRule["robots-first"] == 0 || r.ByRule["interval"] == 0 {
 		t.Errorf("exit %d, violations %v; want 1 with robots-first and interval", code, r.ByRule)
 	}
@@ -67,9 +106,24 @@ func TestPolitecheckFlagsCollyDefault(t *testing.T) {
 // The careful net/http crawler passes at the interval it keeps, on a web
 // with every robots.txt kind and rude sites.
 func TestPolitecheckCertifiesHand(t *testing.T) {
-	code, r := checkCrawler(t, "hand", "-hosts", "10", "-articles", "2", "-latency", "0-5ms", "-interval", "100ms",
+	t.Parallel()
+	code, r := checkCrawler(t, "hand", nil, "-hosts", "10", "-articles", "2", "-latency", "0-5ms", "-interval", "100ms",
 		"-rude", "0.3", "-disallow", "0.2", "-robots-redirect", "0.2", "-robots-missing", "0.2")
 	if code != 0 || r.Pages.Fetched != r.Pages.Expected {
 		t.Errorf("exit %d, violations %v, pages %+v", code, r.ByRule, r.Pages)
 	}
+}
+
+// Ours, politecrawl crawl -once as the side-by-side runs it (the strict
+// news preset at 1 s per host, share images checked), is certified on a
+// web with a rude site and a disallowed section, every article fetched.
+func TestPolitecheckCertifiesOurs(t *testing.T) {
+	t.Parallel()
+	crawl := binary(t, "./examples/politecrawl")
+	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl},
+		"-hosts", "4", "-articles", "2", "-latency", "0-5ms", "-rude", "0.25", "-disallow", "0.25")
+	if code != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
+		t.Errorf("exit %d (crawler %d), violations %v, pages %+v", code, r.Crawler.ExitCode, r.ByRule, r.Pages)
+	}
+	t.Logf("wall %.2f s, ideal %.2f s, %d requests", r.WallSeconds, r.IdealSeconds, r.Requests)
 }
