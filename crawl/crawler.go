@@ -428,6 +428,11 @@ func (c *Crawler) Run(ctx context.Context) error {
 	busy := map[string]bool{}
 	held := map[string]time.Time{} // sources not to start before: their lease held elsewhere, or their last pass failed
 	var heldMu sync.Mutex
+	// dueAt is each idle source's next start as last read from the State.
+	// A source's schedule is read again only when that start comes or its
+	// pass ends, not at every wake: with thousands of sources, every pass's
+	// end would otherwise read all their schedules.
+	dueAt := map[string]time.Time{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -435,6 +440,12 @@ func (c *Crawler) Run(ctx context.Context) error {
 		var next time.Time
 		for _, id := range c.activeIDs() {
 			if busy[id] {
+				continue
+			}
+			if due, ok := dueAt[id]; ok && due.After(now) {
+				if next.IsZero() || due.Before(next) {
+					next = due
+				}
 				continue
 			}
 			src, err := c.source(id)
@@ -458,7 +469,9 @@ func (c *Crawler) Run(ctx context.Context) error {
 				due = h
 			}
 			heldMu.Unlock()
+			dueAt[id] = due
 			if !due.After(now) {
+				delete(dueAt, id)
 				busy[id] = true
 				wg.Add(1)
 				go func() {
@@ -504,6 +517,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 			return ctx.Err()
 		case id := <-done:
 			delete(busy, id)
+			delete(dueAt, id) // its pass changed its schedule
 		case <-wake:
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -61,4 +62,53 @@ func TestCrawler_D7_ArticlesReadWhileTheTriggerIsRecorded(t *testing.T) {
 		t.Fatalf("%d references waited %v for an article read that came only after the feed's references were all recorded", n, st.wait)
 	}
 	audit(t, web, p)
+}
+
+// scheduleCounter counts a State's Schedule calls.
+type scheduleCounter struct {
+	State
+	n atomic.Int64
+}
+
+func (s *scheduleCounter) Schedule(ctx context.Context, source string) (Schedule, error) {
+	s.n.Add(1)
+	return s.State.Schedule(ctx, source)
+}
+
+// Run reads a source's schedule from the State when its pass ends and when
+// its next start comes, not every idle source's at every pass's end: with
+// many sources, a State on disk would otherwise be read for all of them at
+// each pass's end (V7).
+func TestCrawler_V7_RunReadsSchedulesOncePerStart(t *testing.T) {
+	t.Parallel()
+	const sources = 60
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: sources, Seed: 3})
+	st := &scheduleCounter{State: new(MemoryState)}
+	var ended atomic.Int64
+	all := make(chan struct{})
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), State: st, Clock: clock.NewManual(t0),
+		OnEvent: func(e Event) {
+			if e.Kind == EventPassEnded && ended.Add(1) == sources {
+				close(all)
+			}
+		}}
+	for _, s := range info.Sites {
+		c.Sources = append(c.Sources, siteSource(s.Name, StrictNews, false))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	select {
+	case <-all:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%d passes of %d ended", ended.Load(), sources)
+	}
+	cancel()
+	<-done
+	// Each pass reads its schedule twice (at its start, and to record the
+	// trigger's read); Run, once per source at start-up and once after its
+	// pass.
+	if n := st.n.Load(); n > 4*sources+sources/2 {
+		t.Errorf("%d Schedule calls for %d passes, want at most %d", n, sources, 4*sources+sources/2)
+	}
 }
