@@ -140,8 +140,18 @@ func (sc *Schedule) Renew(ctx context.Context, key, owner string, now time.Time,
 }
 
 // Release implements [fetch.Schedule]: compare-and-delete of owner's lease.
+//
+// While this process owes Redis a refusal (see [Ledger]), Release first
+// writes every refusal owed, whatever another of the process's calls is
+// doing meanwhile, and frees no slot until they are all written: a release
+// that cannot wait so is kept, and tried again after them, as a failed one.
 func (sc *Schedule) Release(ctx context.Context, key, owner string, now time.Time) error {
-	err := sc.lease(ctx, "schedule release", key, owner, now, 0)
+	err := sc.s.writeRefusals(ctx)
+	if err == nil {
+		err = sc.lease(ctx, "schedule release", key, owner, now, 0)
+	} else {
+		err = sc.s.fail("schedule release", key, err)
+	}
 	var e *Error
 	if errors.As(err, &e) && !errors.Is(err, ErrNoClient) {
 		sc.s.mu.Lock()

@@ -205,13 +205,47 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, 
 // refusals first, then the releases of leases, so a host is never freed
 // before its refusal is known to every worker.
 func (s *Store) settle(ctx context.Context) {
-	if err := (&Ledger{s}).flush(ctx); err != nil {
+	if err := (&Ledger{s}).flush(ctx); err != nil || s.refusalsOwed() {
 		return
 	}
 	(&Schedule{s}).retryReleases(ctx)
 	s.mu.Lock()
 	s.owed.Store(len(s.pending) > 0 || len(s.releases) > 0)
 	s.mu.Unlock()
+}
+
+// errRefusalOwed: a refusal this process owes Redis was added while the
+// others were being written, and is not written yet.
+var errRefusalOwed = errors.New("redis: a refusal owed to Redis is not written yet")
+
+// refusalsOwed reports whether a refusal is still owed.
+func (s *Store) refusalsOwed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
+}
+
+// writeRefusals writes every refusal this process owes Redis, itself (it
+// does not leave them to a call of another goroutine that may be writing
+// others), and returns nil only once none is owed.
+func (s *Store) writeRefusals(ctx context.Context) error {
+	if !s.owed.Load() || !s.refusalsOwed() {
+		return nil
+	}
+	ctx, cancel, err := s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if err := (&Ledger{s}).flush(ctx); err != nil {
+			return err
+		}
+		if !s.refusalsOwed() {
+			return nil
+		}
+	}
+	return errRefusalOwed
 }
 
 func (s *Store) fail(op, key string, err error) error {
