@@ -17,7 +17,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/robots"
 )
@@ -66,6 +68,15 @@ func workerPolicy(interval time.Duration) (fetch.Policy, error) {
 		return p, err
 	}
 	p.Name, p.Version, p.InfoURL, p.Contact = "RedisWorkerBot", "1", "https://crawler.example/about", "bot@crawler.example"
+	// The vault preset's ledger has no back-off of its own (V12: retry on
+	// the next pass): after a challenge page without Retry-After only the
+	// source's 15-minute trigger schedule keeps its host unasked, and a
+	// schedule write lost to a Redis outage lets the next pass ask again.
+	// The auditor holds every crawler to 5 minutes after a challenge page;
+	// the workers' ledger cools a host down as the strict news crawler's
+	// does, so that the cool-down every worker must honour after a refusal
+	// is in the shared ledger, which is what these tests are about.
+	p.Backoff = backoff.StrictNews()
 	p.Interval, p.IntervalMax = interval, 0
 	p.Timeout = 5 * time.Second // a lease lost with its worker blocks its host this long at most
 	return p, nil
@@ -135,30 +146,47 @@ func childMain() int {
 	// finishes a source.
 	var dmu sync.Mutex
 	dirty := map[string]bool{}
+	refused := map[string]bool{} // the publisher refused a trigger read of the pass
 	state := store.State()
 	onEvent := func(ev crawl.Event) {
-		var re *Error
-		if ev.Err != nil && (errors.As(ev.Err, &re) || errors.Is(ev.Err, context.DeadlineExceeded) ||
-			errors.Is(ev.Err, robots.ErrNotSent) || errors.Is(ev.Err, fetch.ErrPacingDeadline) ||
-			strings.Contains(ev.Err.Error(), context.DeadlineExceeded.Error())) {
-			dmu.Lock()
-			dirty[ev.Source] = true
-			dmu.Unlock()
-		}
+		unsent := ev.Err != nil && notSent(ev.Err)
+		var status *feed.StatusError // the publisher's answer: a refusal, a challenge page
 		dmu.Lock()
-		d := dirty[ev.Source]
+		switch {
+		case ev.Kind == crawl.EventPassStarted:
+			refused[ev.Source] = false
+		case ev.Kind == crawl.EventTriggerFailed && errors.As(ev.Err, &status):
+			refused[ev.Source] = true
+		}
+		if unsent || ev.Kind == crawl.EventLeaseLost {
+			// A pass cut short by its lost lease may have read the trigger
+			// without recording all of its references.
+			dirty[ev.Source] = true
+		}
+		d, r := dirty[ev.Source], refused[ev.Source]
 		dmu.Unlock()
-		if ev.Kind == crawl.EventPassEnded && d {
-			// crawl moves a source's next trigger read on even when the
-			// read was never sent (refused for want of a claim, or timed
-			// out waiting for the host's slot): due again now, written
-			// while the pass still holds its lease, so that whichever
-			// worker runs the source next reads the trigger.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if ev.Kind == crawl.EventPassEnded && d && !r {
+			// crawl moves a source's next trigger read on when a read of
+			// its was refused by the chain for a reason of the chain's
+			// (its robots.txt request waited out a dead worker's lease,
+			// say), though nothing was sent, and when the references it
+			// read could not be recorded: due again now, written while
+			// the pass still holds its lease, so that whichever worker
+			// runs the source next reads the trigger. Never when the
+			// publisher refused it: asking again at once would be rude.
+			// Tried until it is written (Redis may be slow, or still
+			// away), for at most 10 s.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if sc, err := state.Schedule(ctx, ev.Source); err == nil {
-				sc.NextTrigger = time.Time{}
-				_ = state.SetSchedule(ctx, ev.Source, sc)
+			for ctx.Err() == nil {
+				sc, err := state.Schedule(ctx, ev.Source)
+				if err == nil {
+					sc.NextTrigger = time.Time{}
+					if err = state.SetSchedule(ctx, ev.Source, sc); err == nil {
+						break
+					}
+				}
+				wait(ctx, 50*time.Millisecond)
 			}
 		}
 	}
@@ -226,6 +254,16 @@ func childMain() int {
 		wait(ctx, 100*time.Millisecond)
 	}
 	return 0
+}
+
+// notSent reports whether err is one of the failures after which a request
+// may not have been sent: a Redis error (no claim), a timeout waiting for the
+// host's slot or its robots.txt, or a pacing deadline.
+func notSent(err error) bool {
+	var re *Error
+	return errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, robots.ErrNotSent) || errors.Is(err, fetch.ErrPacingDeadline) ||
+		strings.Contains(err.Error(), context.DeadlineExceeded.Error())
 }
 
 func wait(ctx context.Context, d time.Duration) {
