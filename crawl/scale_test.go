@@ -34,7 +34,9 @@ import (
 // benchmark), the process's CPU per request (getrusage; the web's TLS and
 // handlers included), the cores it used on average and the machine's load
 // average (other work on the machine shows in both), the peak resident memory over the crawl and its
-// growth per host, the heap's peak growth per host, the goroutines at peak,
+// growth per host, the heap's peak growth per host, the heap an idle host
+// keeps once its pass is done (with its connection open, then with the
+// client closed), the connections per host, the goroutines at peak,
 // and where time beyond the ideal went: how late the last host's first
 // request went out (late-start), the longest excess of a host's span over
 // the ideal, and the mean excess of each host's gaps beyond the interval:
@@ -72,7 +74,8 @@ func crawlScale(b *testing.B, hosts, articles int) {
 		sources = append(sources, siteSource(si.Name, StrictNews, false))
 	}
 	deps := new(countingDeposits)
-	c := &Crawler{Client: newClient(b, web, p), Sources: sources, Deposits: deps}
+	client := newClient(b, web, p)
+	c := &Crawler{Client: client, Sources: sources, Deposits: deps}
 
 	runtime.GC()
 	rss0, heap0, stacks0 := residentBytes(), memMetric("/memory/classes/heap/objects:bytes"), memMetric("/memory/classes/heap/stacks:bytes")
@@ -167,6 +170,24 @@ func crawlScale(b *testing.B, hosts, articles int) {
 			counts[k]++
 		}
 	}
+	conns := len(web.Connections())
+	// What an idle host costs once its pass is done: the heap retained (the
+	// Crawler's state, the client's, and the web's side of each connection
+	// still open), then with the client closed (its idle connections gone).
+	web.Reset() // the web's log of requests is not the crawler's memory
+	runtime.GC()
+	retained := int64(memMetric("/memory/classes/heap/objects:bytes")) - int64(heap0)
+	client.Close()
+	runtime.GC()
+	retainedClosed := int64(memMetric("/memory/classes/heap/objects:bytes")) - int64(heap0)
+	if profile != "" { // and one of the heap then: FILE.idle
+		if f, err := os.Create(profile + ".idle"); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	runtime.KeepAlive(c)
+
 	mean := func(k int) float64 { return gaps[k].Seconds() * 1000 / float64(max(counts[k], 1)) }
 	cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
 	b.ReportMetric(wall.Seconds(), "wall-s")
@@ -183,7 +204,10 @@ func crawlScale(b *testing.B, hosts, articles int) {
 	b.ReportMetric(float64(int64(peak.rss)-int64(rss0))/float64(hosts)/1024, "RSS-KiB/host")
 	b.ReportMetric(float64(int64(peak.heap)-int64(heap0))/float64(hosts)/1024, "heap-KiB/host")
 	b.ReportMetric(float64(int64(peak.stacks)-int64(stacks0))/float64(hosts)/1024, "stacks-KiB/host")
+	b.ReportMetric(float64(retained)/float64(hosts)/1024, "idle-KiB/host")
+	b.ReportMetric(float64(retainedClosed)/float64(hosts)/1024, "idle-closed-KiB/host")
 	b.ReportMetric(float64(peak.goroutines), "goroutines-peak")
+	b.ReportMetric(float64(conns)/float64(hosts), "connections/host")
 	b.ReportMetric(lateStart.Seconds(), "late-start-s")
 	b.ReportMetric(overMax.Seconds(), "host-over-ideal-max-s")
 	b.ReportMetric(mean(0), "robots-gap-ms")

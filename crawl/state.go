@@ -270,6 +270,7 @@ func (m *MemoryState) ReleaseLease(ctx context.Context, source, owner string) er
 	if s := m.src(source, false); s != nil {
 		if s.lease.Owner == owner {
 			s.lease = Lease{Pass: s.lease.Pass}
+			s.attempts = nil // the pass is over: its counts are not consulted again
 		}
 		s.mu.Unlock()
 	}
@@ -379,6 +380,9 @@ func (m *MemoryState) Attempt(ctx context.Context, source string, pass uint64, k
 	defer s.mu.Unlock()
 	if pass != s.pass {
 		return 0, &LeaseError{Source: source, Held: s.lease, Err: ErrLeaseLost}
+	}
+	if s.attempts == nil {
+		s.attempts = map[string]int{}
 	}
 	s.attempts[key]++
 	return s.attempts[key], nil
