@@ -84,6 +84,10 @@ type paceState struct {
 	seq      uint64        // counts the changes of last: a turn gives its start back only if it was the latest
 	inflight int
 	queue    []*paceWaiter
+	// robots: the latest grant was for robots.txt, whose answer may ask
+	// for a Crawl-delay that the host's next request counts from this
+	// start, so the sweep keeps it (for DefaultRobotsTTL at most).
+	robots bool
 }
 
 type paceWaiter struct {
@@ -274,6 +278,17 @@ func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Dura
 	t.seq = st.seq
 	st.gap = p.draw()
 	st.maxMin = max(st.maxMin, min)
+	st.robots = false
+}
+
+// markRobots records that the turn just granted at key is a robots.txt
+// request (see paceState.robots).
+func (p *Pacer) markRobots(key string) {
+	p.mu.Lock()
+	if st := p.hosts[key]; st != nil {
+		st.robots = true
+	}
+	p.mu.Unlock()
 }
 
 func (p *Pacer) wakeHeadLocked(st *paceState) {
@@ -336,7 +351,8 @@ func (p *Pacer) sweepLocked(now time.Time) {
 	p.ops = 0
 	p.peak = max(p.peak, len(p.hosts))
 	for k, st := range p.hosts {
-		if st.inflight == 0 && len(st.queue) == 0 && !now.Before(st.last.Add(max(st.gap, st.maxMin))) {
+		if st.inflight == 0 && len(st.queue) == 0 && !now.Before(st.last.Add(max(st.gap, st.maxMin))) &&
+			!(st.robots && now.Before(st.last.Add(DefaultRobotsTTL))) {
 			delete(p.hosts, k)
 		}
 	}
@@ -381,6 +397,9 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	if err != nil {
 		closeBody(req)
 		return nil, waitError(key, err)
+	}
+	if req.URL.Path == "/robots.txt" {
+		p.markRobots(key)
 	}
 	// The layers below report the request's load on the host to its turn
 	// through the one mechanism documented on turn: a Client's base transport
