@@ -355,3 +355,36 @@ func TestAuditConnectionCloseEndsTheConnection(t *testing.T) {
 		t.Errorf("%d connections, want one per request", n)
 	}
 }
+
+// fakePeer is a connection whose client has, or has not, closed it.
+type fakePeer struct {
+	net.Conn
+	closed bool
+}
+
+func (f fakePeer) onHangUp(func(time.Time)) {}
+func (f fakePeer) peerClosed() bool         { return f.closed }
+
+// A host's new connection closes, as of its opening, the host's open
+// connections whose client had closed them (their FIN or RST in the kernel)
+// though the web had not read that yet; one still open stays open, and the
+// connections rule sees it.
+func TestNewConnectionClosesWhatTheClientClosed(t *testing.T) {
+	t.Parallel()
+	w := &Web{connByNC: map[net.Conn]*Conn{}}
+	at := time.Now()
+	closedByClient := &Conn{ID: 1, Opened: at, raw: fakePeer{closed: true}}
+	stillOpen := &Conn{ID: 2, Opened: at.Add(time.Millisecond), raw: fakePeer{}}
+	next := &Conn{ID: 3, Opened: at.Add(2 * time.Millisecond)}
+	w.setHost(closedByClient, "a.example")
+	w.setHost(stillOpen, "b.example")
+	w.setHost(&Conn{ID: 4, Opened: next.Opened}, "b.example")
+	w.setHost(next, "a.example")
+	if !closedByClient.Closed.Equal(next.Opened) || !stillOpen.Closed.IsZero() {
+		t.Fatalf("closed at %v (want %v), still open closed at %v", closedByClient.Closed, next.Opened, stillOpen.Closed)
+	}
+	rep := audit(Policy{}, nil, []Conn{*closedByClient, *stillOpen, *next, {ID: 4, Host: "b.example", Opened: next.Opened}})
+	if rep.Count(RuleConnections) != 1 || rep.Violations[0].Host != "b.example" {
+		t.Error(rep)
+	}
+}

@@ -108,6 +108,8 @@ type Conn struct {
 	Opened, Closed time.Time
 	// Requests counts the requests the connection carried.
 	Requests int
+
+	raw net.Conn // the TCP connection (under TLS), while the web holds it
 }
 
 // robotsCap bounds how much of a robots.txt answer is kept for the auditor

@@ -39,8 +39,12 @@ type receiveStamper interface {
 // close_notify, or bytes left unread) had closed by then. net/http reads in
 // the background while a handler runs, so the web learns of it at once,
 // however long the handler goes on writing.
+//
+// peerClosed reports whether the client's FIN or RST has reached the
+// kernel, whether or not a read has met it yet.
 type hangUpNotifier interface {
 	onHangUp(func(at time.Time))
+	peerClosed() bool
 }
 
 // stampKey is the context key of a connection's receiveStamper.

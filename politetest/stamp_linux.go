@@ -240,6 +240,29 @@ func (c *stampedConn) goodbyeAt() (time.Time, bool) {
 	return time.Unix(0, c.last), true
 }
 
+// peerClosed implements hangUpNotifier: the kernel's state of the socket
+// says the client's FIN arrived (CLOSE_WAIT, LAST_ACK) or its RST did
+// (CLOSE), whether or not a read has met it yet.
+func (c *stampedConn) peerClosed() bool {
+	var state uint8
+	var gerr error
+	if err := c.rc.Control(func(fd uintptr) {
+		var info syscall.TCPInfo
+		size := uint32(unsafe.Sizeof(info))
+		_, _, errno := syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
+			uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&size)), 0)
+		if errno != 0 {
+			gerr = errno
+			return
+		}
+		state = info.State
+	}); err != nil || gerr != nil {
+		return false
+	}
+	const tcpClose, tcpCloseWait, tcpLastAck = 7, 8, 9 // include/net/tcp_states.h
+	return state == tcpClose || state == tcpCloseWait || state == tcpLastAck
+}
+
 // onHangUp implements hangUpNotifier.
 func (c *stampedConn) onHangUp(f func(time.Time)) {
 	c.stampMu.Lock()

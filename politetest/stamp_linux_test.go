@@ -1,6 +1,7 @@
 package politetest
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -36,5 +37,27 @@ func TestReceiveTimeParsesLikeSyscall(t *testing.T) {
 	(*syscall.Cmsghdr)(unsafe.Pointer(&bad[0])).Len = 3 // shorter than its header
 	if _, ok := receiveTime(bad); ok {
 		t.Error("a message shorter than its header gave a stamp")
+	}
+}
+
+// peerClosed sees the client's FIN in the kernel before any read meets it.
+func TestPeerClosed(t *testing.T) {
+	if !ExactStarts() {
+		t.Skip("this machine does not stamp reads with the kernel's receive time (Linux only, and not every sandbox)")
+	}
+	cli, srv, err := stampedPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	sc := srv.(*stampedConn)
+	if sc.peerClosed() {
+		t.Fatal("closed before the client closed")
+	}
+	cli.Close()
+	for deadline := time.Now().Add(5 * time.Second); !sc.peerClosed(); runtime.Gosched() {
+		if time.Now().After(deadline) { // the FIN crosses loopback at once; this only stops a hang
+			t.Fatal("the client's FIN never seen")
+		}
 	}
 }

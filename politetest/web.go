@@ -48,6 +48,7 @@ type Web struct {
 	conns    []*Conn
 	connSeq  int
 	connByNC map[net.Conn]*Conn // raw net.Conn -> its record, while open
+	open     map[string][]*Conn // host -> its connections' records, while open
 
 	images imageSet
 	bomb   bombSet
@@ -308,7 +309,7 @@ func (w *Web) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, erro
 		if c := w.connByNC[hello.Conn]; c != nil {
 			c.SNI = name
 			if c.Host == "" {
-				c.Host = canonicalHost(name)
+				w.setHost(c, canonicalHost(name))
 			}
 		}
 		w.logMu.Unlock()
@@ -332,7 +333,7 @@ func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
 	_, isTLS := c.(*tls.Conn)
 	w.logMu.Lock()
 	w.connSeq++
-	rec := &Conn{ID: w.connSeq, Opened: time.Now(), TLS: isTLS}
+	rec := &Conn{ID: w.connSeq, Opened: time.Now(), TLS: isTLS, raw: rawConn(c)}
 	w.conns = append(w.conns, rec)
 	w.connByNC[rawConn(c)] = rec
 	w.logMu.Unlock()
@@ -366,9 +367,35 @@ func (w *Web) connState(c net.Conn, st http.ConnState) {
 		}
 		if st == http.StateClosed {
 			delete(w.connByNC, raw)
+			rec.raw = nil
 		}
 	}
 	w.logMu.Unlock()
+}
+
+// setHost names the host of connection c, once known, and marks closed, as
+// of c's opening, every other open connection to that host whose client has
+// closed it by now (its FIN or RST is in the kernel) though no read of the
+// web's has met that yet: a client closes one connection before it opens the
+// next, and a busy web may not have looked at the old one since. w.logMu is
+// held.
+func (w *Web) setHost(c *Conn, host string) {
+	c.Host = host
+	kept := w.open[host][:0]
+	for _, o := range w.open[host] {
+		if !o.Closed.IsZero() {
+			continue // closed: no longer kept
+		}
+		if hn, ok := o.raw.(hangUpNotifier); ok && hn.peerClosed() {
+			o.Closed = c.Opened
+			continue
+		}
+		kept = append(kept, o)
+	}
+	if w.open == nil {
+		w.open = map[string][]*Conn{}
+	}
+	w.open[host] = append(kept, c)
 }
 
 // connClosedNow marks a connection closed at this instant, unless it
@@ -471,7 +498,7 @@ func (w *Web) begin(r *http.Request) *Request {
 		}
 		c.Requests++
 		if c.Host == "" {
-			c.Host = rec.Host
+			w.setHost(c, rec.Host)
 		}
 	}
 	w.reqs = append(w.reqs, rec)
