@@ -101,6 +101,8 @@ type DB struct {
 
 	depQ    chan *depReq  // deposits waiting for the group committer
 	depDone chan struct{} // the group committer has ended
+
+	starts pendingStarts // the schedule's starts to be reported at release
 }
 
 // Open opens the database at path, creating it if needed, and migrates its

@@ -35,7 +35,10 @@
 // returns, so what a call reported done survives the process being killed
 // (kill -9) at any instant; nothing is held back in memory to be written
 // later, since a held-back refusal or pacing claim is one another process
-// must see at once. The WAL is synced to disk at each checkpoint, not at
+// must see at once. The one exception is a request's start under a sole
+// in-flight slot, written with the slot's release: until then the slot
+// keeps every other claim out, and a process killed before it leaves the
+// slot to expire a Gap after that start at least ([Schedule]). The WAL is synced to disk at each checkpoint, not at
 // each commit (synchronous=NORMAL), so no write waits for the disk:
 //
 //   - State (ledger, validators, schedule, robots, crawl state) and
@@ -132,6 +135,7 @@
 //
 //	host, owner    TEXT              the host key and the lease's owner token (the primary key)
 //	expires_ns     INTEGER           when the lease ends unless renewed or released
+//	start_pending  INTEGER           1: its request's start is written at the release, so may be as late as now
 //
 // robots, one row per host whose robots.txt was read:
 //

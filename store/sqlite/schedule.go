@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
+	"sync"
 	"time"
 
 	"github.com/politefetch/politefetch/fetch"
@@ -18,7 +20,37 @@ import (
 // start row is swept once its latest start is older than the DB's
 // ScheduleRetain; a lease row goes at its release, or at the host's next
 // Acquire once expired. It is safe for concurrent use.
+//
+// A request that holds a host's only slot (a claim with Limit 1) reports
+// its start at its release, in the release's transaction, rather than in
+// a write of its own, when its lease outlives that start by at least the
+// claim's Gap: while the lease lives, no other claim on the host can
+// succeed (a claim with Limit 1 finds the slot taken, and one with a
+// higher Limit treats the start as now, a lease with its start pending
+// standing for a request that may have begun this instant), and once it
+// has expired the start lies at least a Gap behind. So a process killed
+// before the release, its start never written, still leaves every other
+// a Gap behind its last request. Otherwise Started writes at once.
 type Schedule struct{ db *DB }
+
+// maxPendingStarts bounds the starts a DB holds for their releases; past
+// it, Started writes at once.
+const maxPendingStarts = 1 << 16
+
+// pendingStarts are the starts of the leases this process holds with their
+// start pending, each reported at the lease's release.
+type pendingStarts struct {
+	mu sync.Mutex
+	m  map[leaseID]*pendingStart
+}
+
+type leaseID struct{ key, owner string }
+
+type pendingStart struct {
+	gap     int64 // the claim's Gap
+	expires int64 // when the lease ends, as far as this process renewed it
+	start   int64 // the latest start reported, 0 for none
+}
 
 // Schedule returns the DB's shared pacing schedule.
 func (db *DB) Schedule() *Schedule { return &Schedule{db} }
@@ -29,13 +61,16 @@ var _ fetch.Schedule = (*Schedule)(nil)
 func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
 	now := toNS(c.Now)
 	var wait time.Duration
+	// A sole slot's start may wait for the release (see Schedule), if the
+	// lease outlives the claim by a Gap at least.
+	pending := c.Limit <= 1 && c.TTL >= c.Gap && s.db.starts.room()
 	err := s.db.write(ctx, "schedule acquire", c.Key, false, func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
 			return err
 		}
-		var n int64
+		var n, starting int64
 		var first sql.NullInt64
-		if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first); err != nil {
+		if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
 			return err
 		}
 		if n >= int64(max(c.Limit, 1)) && first.Valid {
@@ -44,29 +79,41 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 		var last int64
 		switch err := tx.StmtContext(ctx, s.db.stmts.schedGet).QueryRowContext(ctx, c.Key).Scan(&last); {
 		case err == nil:
-			wait = max(wait, time.Duration(last+int64(c.Gap)-now))
-		case !errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, sql.ErrNoRows):
+			last = math.MinInt64 / 2
+		default:
 			return err
 		}
+		if starting != 0 {
+			last = max(last, now) // a live lease's request may have started just now
+		}
+		wait = max(wait, time.Duration(last+int64(c.Gap)-now))
 		if wait > 0 {
 			return nil
 		}
 		if _, err := tx.StmtContext(ctx, s.db.stmts.schedSet).ExecContext(ctx, c.Key, now); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL))
+		_, err := tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL), pending)
 		return err
 	})
 	if err != nil {
 		return 0, false, err
 	}
+	if wait <= 0 && pending {
+		s.db.starts.add(leaseID{c.Key, c.Owner}, &pendingStart{gap: int64(c.Gap), expires: now + int64(c.TTL)})
+	}
 	return wait, wait <= 0, nil
 }
 
-// Started implements [fetch.Schedule].
-func (s *Schedule) Started(ctx context.Context, key, _ string, now time.Time) error {
+// Started implements [fetch.Schedule]: the start is written now, or kept
+// for the lease's release (see Schedule).
+func (s *Schedule) Started(ctx context.Context, key, owner string, now time.Time) error {
 	if err := s.db.check("schedule started", key); err != nil {
 		return err
+	}
+	if s.db.starts.defer_(leaseID{key, owner}, toNS(now)) {
+		return nil
 	}
 	_, err := s.db.stmts.schedStarted.ExecContext(ctx, key, toNS(now))
 	return wrap("schedule started", key, err)
@@ -74,12 +121,88 @@ func (s *Schedule) Started(ctx context.Context, key, _ string, now time.Time) er
 
 // Renew implements [fetch.Schedule].
 func (s *Schedule) Renew(ctx context.Context, key, owner string, now time.Time, ttl time.Duration) error {
-	return s.lease(ctx, "schedule renew", s.db.stmts.leaseRenew, key, key, owner, toNS(now), toNS(now)+int64(ttl))
+	err := s.lease(ctx, "schedule renew", s.db.stmts.leaseRenew, key, key, owner, toNS(now), toNS(now)+int64(ttl))
+	if err == nil {
+		s.db.starts.renewed(leaseID{key, owner}, toNS(now)+int64(ttl))
+	}
+	return err
 }
 
-// Release implements [fetch.Schedule].
+// Release implements [fetch.Schedule]: with the start kept for it, in one
+// transaction that writes the start (the load was real, whatever became
+// of the lease) and deletes the lease.
 func (s *Schedule) Release(ctx context.Context, key, owner string, now time.Time) error {
-	return s.lease(ctx, "schedule release", s.db.stmts.leaseDelete, key, key, owner, toNS(now))
+	p := s.db.starts.take(leaseID{key, owner})
+	if p == nil || p.start == 0 {
+		return s.lease(ctx, "schedule release", s.db.stmts.leaseDelete, key, key, owner, toNS(now))
+	}
+	var held bool
+	err := s.db.write(ctx, "schedule release", key, false, func(tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.db.stmts.schedStarted).ExecContext(ctx, key, p.start); err != nil {
+			return err
+		}
+		res, err := tx.StmtContext(ctx, s.db.stmts.leaseDelete).ExecContext(ctx, key, owner, toNS(now))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		held = n > 0
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !held {
+		return fetch.ErrLeaseNotHeld
+	}
+	return nil
+}
+
+// room reports whether another start may be held.
+func (p *pendingStarts) room() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m) < maxPendingStarts
+}
+
+func (p *pendingStarts) add(id leaseID, s *pendingStart) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[leaseID]*pendingStart{}
+	}
+	p.m[id] = s
+}
+
+// defer_ keeps the start at for the release of id's lease and reports true,
+// or reports false when it must be written now: no start of id is held, or
+// its lease would not outlive the start by the claim's gap.
+func (p *pendingStarts) defer_(id leaseID, at int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.m[id]
+	if s == nil || s.expires-at < s.gap {
+		return false
+	}
+	s.start = max(s.start, at)
+	return true
+}
+
+func (p *pendingStarts) renewed(id leaseID, expires int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.m[id]; s != nil {
+		s.expires = max(s.expires, expires)
+	}
+}
+
+// take removes and returns id's held start, nil when none.
+func (p *pendingStarts) take(id leaseID) *pendingStart {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.m[id]
+	delete(p.m, id)
+	return s
 }
 
 // lease runs stmt with args (a renewal or a deletion of one owner's live

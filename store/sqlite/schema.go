@@ -137,11 +137,15 @@ CREATE INDEX deposit_envelope ON deposit (envelope_id);
 	`
 ALTER TABLE deposit ADD COLUMN image TEXT;
 `,
+	// 5: a lease whose request's start is reported at its release.
+	`
+ALTER TABLE schedule_lease ADD COLUMN start_pending INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

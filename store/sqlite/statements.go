@@ -50,8 +50,8 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.schedStarted, true, `UPDATE schedule SET last_start_ns = ?2 WHERE host = ?1 AND last_start_ns < ?2`},
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
 		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
-		{&s.leaseCount, true, `SELECT count(*), min(expires_ns) FROM schedule_lease WHERE host = ?1`},
-		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns) VALUES (?1, ?2, ?3) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns`},
+		{&s.leaseCount, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0) FROM schedule_lease WHERE host = ?1`},
+		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending`},
 		{&s.leaseRenew, true, `UPDATE schedule_lease SET expires_ns = ?4 WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 		{&s.leaseDelete, true, `DELETE FROM schedule_lease WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 
