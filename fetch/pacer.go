@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"io"
 	"maps"
 	mrand "math/rand/v2"
@@ -430,12 +431,17 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 //     if the request has ended;
 //   - gotConn says a connection was handed to the request (from then on,
 //     something may reach the host);
-//   - wrote says the request's bytes were written: a start.
+//   - wrote says the request's bytes were written: a start; beginWrite and
+//     endWrite bracket that write where the connection is ours, and the
+//     start is recorded, once the bytes are in the kernel, before the turn
+//     can be given back (the answer, and the end of the request, may come
+//     before the writer returns from the kernel: the next turn would then
+//     count from the grant, earlier than the bytes).
 //
 // The Client's base transport calls dialBegun and dialEnded (it owns the
-// dialer) and wrote (from the connection's first Write of the request, once
-// the bytes are in the kernel); its hop recorder calls gotConn (net/http's
-// GotConn hook). A Pacer used alone gets all four from net/http's trace
+// dialer) and beginWrite and endWrite (around the connection's first Write
+// of the request); its hop recorder calls gotConn (net/http's GotConn hook),
+// and wrote only for a connection not ours. A Pacer used alone gets them from net/http's trace
 // hooks (ConnectStart and ConnectDone, TLSHandshakeStart and
 // TLSHandshakeDone, GotConn, and WroteRequest, which comes just before the
 // transport flushes the request).
@@ -462,12 +468,13 @@ type turn struct {
 	ttl     time.Duration
 	renewAt time.Time // when the lease is past half its life
 
-	mu    sync.Mutex
-	dials int         // dials in progress on this turn's behalf
-	wire  bool        // something may have reached the host
-	over  bool        // the request has ended
-	back  bool        // the slot has been given back
-	sent  *tracedConn // the connection the request's bytes went out on (base transport only)
+	mu     sync.Mutex
+	dials  int         // dials in progress on this turn's behalf
+	writes int         // writes of its request in progress (base transport only)
+	wire   bool        // something may have reached the host
+	over   bool        // the request has ended
+	back   bool        // the slot has been given back
+	sent   *tracedConn // the connection the request's bytes went out on (base transport only)
 }
 
 // hasSent reports whether the turn's request went out on a connection.
@@ -485,13 +492,49 @@ func (t *turn) maySendOn(c *tracedConn) bool {
 	return t.sent == nil || t.sent == c
 }
 
-// sentOn records that the turn's request went out on c.
-func (t *turn) sentOn(c *tracedConn) {
+// errTurnOver refuses a write for a request that has ended (net/http may
+// still be about to write a request its caller gave up on): nothing of it
+// goes out once its turn is over.
+var errTurnOver = errors.New("fetch: request ended before it was written")
+
+// beginWrite is called before the turn's request is written on c (the base
+// transport's connection). It refuses a resend on another connection and a
+// write for a request that is over; otherwise the turn is held until
+// endWrite, so that the write's start is recorded before the slot can go
+// back: the answer, and the end of the request, may come before the writer
+// returns from the kernel.
+func (t *turn) beginWrite(c *tracedConn) error {
 	t.mu.Lock()
-	if t.sent == nil {
+	defer t.mu.Unlock()
+	switch {
+	case t.sent != nil && t.sent != c:
+		return ErrNotResent
+	case t.over:
+		return errTurnOver
+	}
+	t.writes++
+	t.wire = true
+	return nil
+}
+
+// endWrite records the write begun with beginWrite: sent says bytes went out
+// on c. The write is a start, recorded now, once the bytes are in the kernel;
+// then the turn is released if its request has ended meanwhile.
+func (t *turn) endWrite(c *tracedConn, sent bool) {
+	t.p.markStart(t)
+	t.mu.Lock()
+	if sent && t.sent == nil {
 		t.sent = c
 	}
+	t.writes--
+	give := t.over && t.dials == 0 && t.writes == 0 && !t.back
+	if give {
+		t.back = true
+	}
 	t.mu.Unlock()
+	if give {
+		t.p.giveBack(t, true)
+	}
 }
 
 func (t *turn) dialBegun() {
@@ -506,7 +549,7 @@ func (t *turn) dialEnded() {
 	t.p.markStart(t)
 	t.mu.Lock()
 	t.dials--
-	give := t.over && t.dials == 0 && !t.back
+	give := t.over && t.dials == 0 && t.writes == 0 && !t.back
 	if give {
 		t.back = true
 	}
@@ -542,7 +585,7 @@ func (t *turn) end(abandoned bool) {
 	}
 	t.over = true
 	wire := t.wire
-	give := t.dials == 0 && !t.back
+	give := t.dials == 0 && t.writes == 0 && !t.back
 	if give {
 		t.back = true
 	}

@@ -143,21 +143,20 @@ type tracedConn struct {
 	pending atomic.Pointer[turn]
 }
 
-// Write writes p, then tells the pending request's turn that it was written.
-// A turn whose request already went out on another connection is refused
-// (see turn.sendOn): that write would be net/http resending the request.
+// Write writes p, then tells the pending request's turn that it was written
+// (see turn.beginWrite and turn.endWrite). A turn whose request already went
+// out on another connection is refused: that write would be net/http
+// resending the request; so is a turn already over.
 func (c *tracedConn) Write(p []byte) (int, error) {
 	t := c.pending.Swap(nil)
-	if t != nil && !t.maySendOn(c) {
-		return 0, ErrNotResent
+	if t == nil {
+		return c.Conn.Write(p)
+	}
+	if err := t.beginWrite(c); err != nil {
+		return 0, err
 	}
 	n, err := c.Conn.Write(p)
-	if t != nil {
-		if n > 0 {
-			t.sentOn(c)
-		}
-		t.wrote()
-	}
+	t.endWrite(c, n > 0)
 	return n, err
 }
 
