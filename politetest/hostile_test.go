@@ -374,16 +374,19 @@ func TestNewConnectionClosesWhatTheClientClosed(t *testing.T) {
 	w := &Web{connByNC: map[net.Conn]*Conn{}}
 	at := time.Now()
 	closedByClient := &Conn{ID: 1, Opened: at, raw: fakePeer{closed: true}}
+	seenLate := &Conn{ID: 5, Opened: at, raw: fakePeer{closed: true}} // the web's read met its hang-up after next opened
+	seenLate.Closed = at.Add(3 * time.Millisecond)
 	stillOpen := &Conn{ID: 2, Opened: at.Add(time.Millisecond), raw: fakePeer{}}
 	next := &Conn{ID: 3, Opened: at.Add(2 * time.Millisecond)}
 	w.setHost(closedByClient, "a.example")
+	w.setHost(seenLate, "a.example")
 	w.setHost(stillOpen, "b.example")
 	w.setHost(&Conn{ID: 4, Opened: next.Opened}, "b.example")
 	w.setHost(next, "a.example")
-	if !closedByClient.Closed.Equal(next.Opened) || !stillOpen.Closed.IsZero() {
-		t.Fatalf("closed at %v (want %v), still open closed at %v", closedByClient.Closed, next.Opened, stillOpen.Closed)
+	if closedByClient.Closed.IsZero() || closedByClient.Closed.After(next.Opened) || !seenLate.Closed.Equal(next.Opened) || !stillOpen.Closed.IsZero() {
+		t.Fatalf("closed at %v and %v (want by %v), still open closed at %v", closedByClient.Closed, seenLate.Closed, next.Opened, stillOpen.Closed)
 	}
-	rep := audit(Policy{}, nil, []Conn{*closedByClient, *stillOpen, *next, {ID: 4, Host: "b.example", Opened: next.Opened}})
+	rep := audit(Policy{}, nil, []Conn{*closedByClient, *seenLate, *stillOpen, *next, {ID: 4, Host: "b.example", Opened: next.Opened}})
 	if rep.Count(RuleConnections) != 1 || rep.Violations[0].Host != "b.example" {
 		t.Error(rep)
 	}

@@ -374,21 +374,25 @@ func (w *Web) connState(c net.Conn, st http.ConnState) {
 }
 
 // setHost names the host of connection c, once known, and marks closed, as
-// of c's opening, every other open connection to that host whose client has
-// closed it by now (its FIN or RST is in the kernel) though no read of the
-// web's has met that yet: a client closes one connection before it opens the
-// next, and a busy web may not have looked at the old one since. w.logMu is
-// held.
+// of c's opening, every other connection to that host whose client has
+// closed it by now (its FIN or RST is in the kernel) though the web had not
+// seen that by c's opening: a client closes one connection before it opens
+// the next, and a busy web may not have looked at the old one since. w.logMu
+// is held.
 func (w *Web) setHost(c *Conn, host string) {
 	c.Host = host
 	kept := w.open[host][:0]
 	for _, o := range w.open[host] {
+		// A close noticed after c opened (a read that met the client's
+		// hang-up late) is moved back to c's opening too.
+		if o.Closed.IsZero() || o.Closed.After(c.Opened) {
+			if hn, ok := o.raw.(hangUpNotifier); ok && hn.peerClosed() {
+				o.Closed = c.Opened
+				continue
+			}
+		}
 		if !o.Closed.IsZero() {
 			continue // closed: no longer kept
-		}
-		if hn, ok := o.raw.(hangUpNotifier); ok && hn.peerClosed() {
-			o.Closed = c.Opened
-			continue
 		}
 		kept = append(kept, o)
 	}
