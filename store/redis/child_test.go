@@ -146,26 +146,37 @@ func childMain() int {
 	// finishes a source.
 	var dmu sync.Mutex
 	dirty := map[string]bool{}
-	refused := map[string]bool{} // the publisher refused a trigger read of the pass
+	refused := map[string]bool{}  // the publisher refused a trigger read of the pass
+	articles := map[string]bool{} // the pass has gone on to its articles
+	early := map[string]bool{}    // dirty before that: its trigger's references may be unrecorded
 	state := store.State()
 	onEvent := func(ev crawl.Event) {
 		unsent := ev.Err != nil && notSent(ev.Err)
 		var status *feed.StatusError // the publisher's answer: a refusal, a challenge page
 		dmu.Lock()
-		switch {
-		case ev.Kind == crawl.EventPassStarted:
-			refused[ev.Source] = false
-		case ev.Kind == crawl.EventTriggerFailed && errors.As(ev.Err, &status):
-			refused[ev.Source] = true
+		switch ev.Kind {
+		case crawl.EventPassStarted:
+			refused[ev.Source], articles[ev.Source], early[ev.Source] = false, false, false
+		case crawl.EventTriggerFailed:
+			if errors.As(ev.Err, &status) {
+				refused[ev.Source] = true
+			}
+		case crawl.EventDeposited, crawl.EventExcerpted, crawl.EventExcluded, crawl.EventFailed,
+			crawl.EventSkipped, crawl.EventMismatch, crawl.EventEmbargoed:
+			articles[ev.Source] = true
 		}
-		if unsent || ev.Kind == crawl.EventLeaseLost {
-			// A pass cut short by its lost lease may have read the trigger
-			// without recording all of its references.
+		if unsent {
 			dirty[ev.Source] = true
 		}
-		d, r := dirty[ev.Source], refused[ev.Source]
+		if (unsent || ev.Kind == crawl.EventLeaseLost) && !articles[ev.Source] {
+			// Before the articles (a pass cut short by its lost lease
+			// included), the trigger may have been read without all of
+			// its references recorded.
+			early[ev.Source] = true
+		}
+		e, r := early[ev.Source], refused[ev.Source]
 		dmu.Unlock()
-		if ev.Kind == crawl.EventPassEnded && d && !r {
+		if ev.Kind == crawl.EventPassEnded && e && !r {
 			// crawl moves a source's next trigger read on when a read of
 			// its was refused by the chain for a reason of the chain's
 			// (its robots.txt request waited out a dead worker's lease,

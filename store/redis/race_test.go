@@ -1,0 +1,6 @@
+//go:build race
+
+package redis
+
+// raceEnabled: the race detector slows every worker process several times.
+const raceEnabled = true
