@@ -26,7 +26,8 @@ const (
 	// closed, whichever came first.
 	RuleInFlight Rule = "in-flight"
 	// RuleRobotsFirst: a path fetched before the host's robots.txt had
-	// been requested and answered. [RobotsRedirects] redirects in a row
+	// been requested and answered (or the client had hung up on the answer,
+	// having read what it needed). [RobotsRedirects] redirects in a row
 	// count as an answer: robots.txt unavailable, everything allowed
 	// (RFC 9309 §2.3.1.2).
 	RuleRobotsFirst Rule = "robots-first"
@@ -486,8 +487,8 @@ func (a *auditor) checkHeaders(host string, q *Request) {
 
 // robotsInEffect returns the robots.txt verdict in effect when the k-th
 // request q of the host arrived (the last answer, not a redirect, that had
-// finished by then; nil if none) and the last robots.txt request before q,
-// answered or not.
+// finished by then, or whose connection the client had closed; nil if none)
+// and the last robots.txt request before q, answered or not.
 func (a *auditor) robotsInEffect(hv *hostView, k int, q *Request) (verdict *robotsVerdict, asked *Request) {
 	redirects := 0 // consecutive robots.txt answers that were redirects
 	for _, pos := range hv.robotsPos {
@@ -497,7 +498,10 @@ func (a *auditor) robotsInEffect(hv *hostView, k int, q *Request) (verdict *robo
 		j := hv.idx[pos]
 		r := &a.reqs[j]
 		asked = r
-		if !finishedBy(r, q.Arrived) {
+		// Answered once the answer finished, or the client hung up on it
+		// (having read what it needed: RFC 9309 asks a parser for the
+		// first 500 KiB).
+		if end := a.endOf(r); end.IsZero() || end.After(q.Arrived) {
 			continue
 		}
 		if r.Status >= 300 && r.Status < 400 {

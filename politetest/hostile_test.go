@@ -391,3 +391,48 @@ func TestNewConnectionClosesWhatTheClientClosed(t *testing.T) {
 		t.Error(rep)
 	}
 }
+
+// A client that read what it needed of a long robots.txt (RFC 9309 asks for
+// the first 500 KiB) and hung up has had its answer, though the web's
+// handler goes on for a while: its next request is not robots-first.
+func TestAuditRobotsAnsweredAtTheHangUp(t *testing.T) {
+	if !ExactStarts() {
+		t.Skip("this machine does not stamp reads with the kernel's receive time (Linux only, and not every sandbox)")
+	}
+	t.Parallel()
+	w := NewWeb(t)
+	s := w.Site("long.example")
+	noticed, release := make(chan struct{}), make(chan struct{})
+	rules := "User-agent: *\nAllow: /\n"
+	s.Handle("/robots.txt", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain")
+		rw.Header().Set("Content-Length", "3000000")
+		rw.WriteHeader(http.StatusOK)
+		io.WriteString(rw, rules+strings.Repeat("# padding\n", 60<<10))
+		http.NewResponseController(rw).Flush()
+		<-r.Context().Done()
+		close(noticed)
+		<-release
+	}))
+	dial := func(path string, read int64) {
+		conn, err := w.DialContext(context.Background(), "tcp", "long.example:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: long.example\r\nUser-Agent: "+botUA+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.CopyN(io.Discard, resp.Body, read)
+	}
+	dial("/robots.txt", 500<<10) // then hangs up, bytes unread
+	<-noticed
+	dial("/a/", 1<<20)
+	close(release)
+	w.Close()
+	if rep := w.Audit(Policy{}); !rep.OK() {
+		t.Error(rep)
+	}
+}
