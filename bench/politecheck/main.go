@@ -20,6 +20,7 @@
 //
 //	go run ./politecheck                    # 50 × 5 and 300 × 10
 //	go run ./politecheck -webs 20x3         # a quick look
+//	go run ./politecheck -webs 300x10 -colly-defaults=false
 //	go run ./politecheck scale              # our crawl library at 1,000, 3,000 and 10,000 hosts
 //
 // scale runs the crawl library (one RunOnce, the strict news preset at 1 s
@@ -123,6 +124,7 @@ func table(args []string) error {
 	webs := fs.String("webs", "50x5,300x10", "the webs: HOSTSxARTICLES, comma-separated")
 	seed := fs.String("seed", "1", "the webs' scenario seed")
 	timeout := fs.Duration("timeout", 10*time.Minute, "politecheck's -timeout per run")
+	defaults := fs.Bool("colly-defaults", true, "also run colly with its default configuration, on the first web only (requests back to back: minutes on a large web)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -195,7 +197,7 @@ func table(args []string) error {
 			return fmt.Errorf("-webs: %q is not HOSTSxARTICLES", w)
 		}
 		runs := crawlers
-		if i == 0 {
+		if i == 0 && *defaults {
 			runs = append(runs, entry{"colly v2, default configuration", []string{self, "colly-default"}})
 		}
 		for _, e := range runs {
