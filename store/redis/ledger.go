@@ -21,6 +21,12 @@ import (
 // the caller's (see the package doc, Time). Get one from [Store.Ledger];
 // it is safe for concurrent use.
 //
+// A granted [Schedule] claim reads the host's record in its own script, as
+// Redis holds it at the claim's instant; the first Get of that host in the
+// next 500 ms (the ledger's Check, which the fetch chain makes right after
+// the claim) answers from that read, with no round trip of its own. An
+// Update of the host by this process drops it first.
+//
 // A refusal whose write fails (Redis unreachable) is not lost: the Store
 // keeps it in this process (at most MaxPending records) and writes it,
 // merged with what Redis holds by taking the more cautious of each field,
@@ -196,8 +202,17 @@ func (l *Ledger) Get(ctx context.Context, key string) (backoff.State, bool, erro
 	if err != nil {
 		return backoff.State{}, false, l.s.fail("ledger get", key, err)
 	}
-	st, ok, _, _, err := l.read(ctx, l.s.Client, l.s.key("ledger", key))
-	if err != nil {
+	var st backoff.State
+	var ok bool
+	if v, fresh := l.s.takeClaimed(key); fresh {
+		// Read by the claim this Get follows, in the same script.
+		ok = v.ok
+		if ok {
+			if st, err = decodeState(v.rec, v.off); err != nil {
+				return backoff.State{}, false, l.s.fail("ledger get", key, err)
+			}
+		}
+	} else if st, ok, _, _, err = l.read(ctx, l.s.Client, l.s.key("ledger", key)); err != nil {
 		return backoff.State{}, false, l.s.fail("ledger get", key, err)
 	}
 	// A refusal still owed (its write failed again) counts here at once.
@@ -217,6 +232,7 @@ func (l *Ledger) Get(ctx context.Context, key string) (backoff.State, bool, erro
 // write its result in MULTI/EXEC; if another process wrote the key
 // meanwhile, start again (fn is pure).
 func (l *Ledger) Update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
+	l.s.forgetClaimed(key)
 	ctx, cancel, err := l.s.call(ctx)
 	defer cancel()
 	if err != nil {

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -42,8 +43,9 @@ const luaKeep = `local function keep(ms)
 end
 `
 
-// KEYS: start hash, lease sorted set. ARGV: clock (2), gap µs, limit, ttl µs,
-// owner, retain ms.
+// KEYS: start hash, lease sorted set, the host's ledger record. ARGV: clock
+// (2), gap µs, limit, ttl µs, owner, retain ms. Returns {wait µs} when the
+// claim must wait, else {0, now µs, the ledger record or false}.
 var acquireScript = goredis.NewScript(luaNow + luaFmt + luaKeep + `
 local gap, limit, ttl, owner, retain = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now))
@@ -57,11 +59,11 @@ if last then
   local w = tonumber(last) + gap - now
   if w > wait then wait = w end
 end
-if wait > 0 then return wait end
+if wait > 0 then return {wait} end
 redis.call('HSET', KEYS[1], 'last', int(now))
 redis.call('ZADD', KEYS[2], int(now + ttl), owner)
 keep(math.floor(math.max(ttl, gap) / 1000) + retain)
-return 0
+return {0, now, redis.call('GET', KEYS[3])}
 `)
 
 // KEYS: start hash. ARGV: clock (2), retain ms.
@@ -103,7 +105,9 @@ func (sc *Schedule) retainMS() int64 {
 
 // Acquire implements [fetch.Schedule]: one script that drops expired
 // leases, and grants a start and a lease if the key has a free slot and its
-// latest start is at least c.Gap before Redis's now.
+// latest start is at least c.Gap before Redis's now. A granted claim also
+// reads the key's ledger record, for the ledger's Check that follows (see
+// [Ledger]).
 func (sc *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
 	ctx, cancel, err := sc.s.call(ctx)
 	defer cancel()
@@ -111,12 +115,23 @@ func (sc *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, 
 		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
 	}
 	args := append(sc.s.clockArgs(c.Now), micros(c.Gap), max(c.Limit, 1), max(micros(c.TTL), 1), c.Owner, sc.retainMS())
-	wait, err := acquireScript.Run(ctx, sc.s.Client, sc.keys(c.Key), args...).Int64()
+	before := sc.s.now()
+	res, err := acquireScript.Run(ctx, sc.s.Client, append(sc.keys(c.Key), sc.s.key("ledger", c.Key)), args...).Slice()
 	if err != nil {
 		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
 	}
+	wait, ok := res[0].(int64)
+	if !ok {
+		return 0, false, sc.s.fail("schedule acquire", c.Key, fmt.Errorf("%w: script answered %v", ErrCorrupt, res))
+	}
 	if wait > 0 {
 		return time.Duration(wait) * time.Microsecond, false, nil
+	}
+	if len(res) >= 2 {
+		if now, ok := res[1].(int64); ok {
+			rec, _ := res[len(res)-1].(string)
+			sc.s.claimed(c.Key, rec, len(res) == 3 && rec != "", sc.s.observe(before, time.UnixMicro(now)))
+		}
 	}
 	return 0, true, nil
 }

@@ -110,6 +110,70 @@ type Store struct {
 	haveOf   bool
 	pending  map[string]backoff.State // refusals not yet written
 	releases map[[2]string]struct{}   // schedule leases (key, owner) whose release failed
+
+	claimMu sync.Mutex
+	claims  map[string]claimView // ledger records read with a granted claim, for the Check after it
+}
+
+// claimView is a host's ledger record as Redis held it when a claim on the
+// host was granted, read in the claim's script: the ledger's Check that
+// follows the claim answers from it, with no round trip of its own.
+type claimView struct {
+	rec string        // the stored record ("" when none)
+	ok  bool          // a record was stored
+	off time.Duration // the clock offset to read it with
+	at  time.Time     // when the claim was granted, on the caller's clock
+}
+
+// claimFresh is how long after its claim a claimView may answer; the Check
+// it is for follows at once, so an older one is of a claim whose Check never
+// came, and is dropped.
+const claimFresh = 500 * time.Millisecond
+
+// maxClaims bounds the claimViews kept.
+const maxClaims = 4096
+
+// claimed keeps the ledger record read with a claim granted on key.
+func (s *Store) claimed(key, rec string, ok bool, off time.Duration) {
+	now := s.now()
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if s.claims == nil {
+		s.claims = map[string]claimView{}
+	}
+	if len(s.claims) >= maxClaims {
+		for k, v := range s.claims {
+			if now.Sub(v.at) >= claimFresh {
+				delete(s.claims, k)
+			}
+		}
+		if len(s.claims) >= maxClaims {
+			return
+		}
+	}
+	s.claims[key] = claimView{rec: rec, ok: ok, off: off, at: now}
+}
+
+// takeClaimed returns, and forgets, the record read with the latest claim
+// on key, if it is fresh.
+func (s *Store) takeClaimed(key string) (claimView, bool) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	v, ok := s.claims[key]
+	if !ok {
+		return v, false
+	}
+	delete(s.claims, key)
+	d := s.now().Sub(v.at)
+	return v, d >= 0 && d < claimFresh
+}
+
+// forgetClaimed drops what a claim read of key's record: this process is
+// about to change it.
+func (s *Store) forgetClaimed(key string) {
+	s.claimMu.Lock()
+	delete(s.claims, key)
+	s.claimMu.Unlock()
 }
 
 // Errors of a Store. Every failure of a call is an [*Error] wrapping the
