@@ -296,8 +296,9 @@ func unprefixed(err error) string {
 }
 
 // ErrPacingDeadline is matched (errors.Is) by the error of a request whose
-// context's deadline came while it waited for its host's turn in the pacer:
-// nothing was sent. The error matches context.DeadlineExceeded as well.
+// context's deadline came while it waited for its host's turn in the pacer,
+// or would come before that turn (then the request fails at once): nothing
+// was sent. The error matches context.DeadlineExceeded as well.
 var ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
 
 // pacingDeadlineError is a deadline met in the pacer's queue.

@@ -247,6 +247,16 @@ func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 				p.mu.Unlock()
 				return now.Sub(start), nil
 			}
+			if dl, ok := ctx.Deadline(); ok && p.Clock == nil && ready.Sub(now) > time.Until(dl) {
+				// The turn comes after the deadline (a Crawl-delay
+				// longer than the request may wait): say so now, not at
+				// the deadline. (Only on real time, which deadlines are
+				// in: an injected clock's waits end when it is moved.)
+				st.queue = st.queue[1:]
+				p.wakeHeadLocked(st)
+				p.mu.Unlock()
+				return clk.Now().Sub(start), context.DeadlineExceeded
+			}
 			timer = clk.After(ready.Sub(now))
 		}
 		p.mu.Unlock()
