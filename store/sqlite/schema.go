@@ -141,11 +141,18 @@ ALTER TABLE deposit ADD COLUMN image TEXT;
 	`
 ALTER TABLE schedule_lease ADD COLUMN start_pending INTEGER NOT NULL DEFAULT 0;
 `,
+	// 6: the schedule's tables lose the indexes only their sweeps used
+	// (a sweep scans, once a minute): every request rewrote two index
+	// pages besides the rows.
+	`
+DROP INDEX schedule_last;
+DROP INDEX schedule_lease_expires;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.
