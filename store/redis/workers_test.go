@@ -421,6 +421,33 @@ func BenchmarkWorkersCrawl(b *testing.B) {
 			}
 		}
 		span := last.Sub(first)
+		// Where the excess is: hosts started late (the last host's first
+		// request after the first host's), or each host's own span (its
+		// first request to its last answer) beyond the bound.
+		type hostSpan struct{ first, last time.Time }
+		hosts := map[string]*hostSpan{}
+		for _, q := range reqs {
+			h := hosts[q.Host]
+			if h == nil {
+				h = &hostSpan{q.Arrived, q.Finished}
+				hosts[q.Host] = h
+			}
+			if q.Arrived.Before(h.first) {
+				h.first = q.Arrived
+			}
+			if q.Finished.After(h.last) {
+				h.last = q.Finished
+			}
+		}
+		var lateStart, hostMax, hostSum time.Duration
+		for _, h := range hosts {
+			lateStart = max(lateStart, h.first.Sub(first))
+			d := h.last.Sub(h.first)
+			hostMax, hostSum = max(hostMax, d), hostSum+d
+		}
+		b.ReportMetric(lateStart.Seconds(), "late-start-s")
+		b.ReportMetric(hostMax.Seconds(), "host-span-max-s")
+		b.ReportMetric(hostSum.Seconds()/float64(len(hosts)), "host-span-mean-s")
 		b.ReportMetric(span.Seconds(), "s-span")
 		b.ReportMetric(span.Seconds()/21.2, "x-bound")
 		b.ReportMetric(float64(len(rep.Violations)), "violations")
