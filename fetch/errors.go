@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -337,6 +338,9 @@ var (
 	ErrHeaderTimeout = errors.New("fetch: no response header within the first-byte time-out")
 	// ErrHeaderTooLarge: the response header exceeded the chain's limit.
 	ErrHeaderTooLarge = errors.New("fetch: response header too large")
+	// ErrNoAnswer: the server closed the connection without answering
+	// (net/http's io.EOF, which the error wraps too).
+	ErrNoAnswer = errors.New("fetch: connection closed with no answer")
 )
 
 // namedError is a failure this package names with one of its sentinels, its
@@ -365,10 +369,13 @@ func (e *namedError) Unwrap() []error { return []error{e.sentinel, e.err} }
 var errNotInTime = errors.New("fetch: body not decoded in time")
 
 // transportFailure maps net/http's header time-out and header-size errors,
-// which it exports under no name, to ErrHeaderTimeout and ErrHeaderTooLarge.
+// which it exports under no name, to ErrHeaderTimeout and ErrHeaderTooLarge,
+// and its bare io.EOF (a connection closed before any answer) to ErrNoAnswer.
 func transportFailure(err error) error {
 	msg := err.Error()
 	switch {
+	case err == io.EOF:
+		return &namedError{sentinel: ErrNoAnswer, err: err}
 	case strings.Contains(msg, "timeout awaiting response headers"):
 		return &namedError{sentinel: ErrHeaderTimeout, err: err}
 	case strings.Contains(msg, "server response headers exceeded"):
