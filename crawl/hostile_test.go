@@ -258,7 +258,7 @@ func errorKind(err error) string {
 		{fetch.ErrUnknownCoding, "unknown-coding"}, {fetch.ErrWireTooLarge, "wire-too-large"},
 		{fetch.ErrDecodedTooLarge, "decoded-too-large"}, {fetch.ErrCorrupt, "corrupt"},
 		{fetch.ErrTooManyCodings, "too-many-codings"}, {fetch.ErrHeaderTimeout, "header-timeout"},
-		{fetch.ErrHeaderTooLarge, "header-too-large"}, {fetch.ErrNotResent, "not-resent"},
+		{fetch.ErrHeaderTooLarge, "header-too-large"}, {fetch.ErrNotResent, "not-resent"}, {fetch.ErrNoAnswer, "no-answer"},
 		{feed.ErrTooLarge, "feed-too-large"}, {feed.ErrTooMany, "feed-too-many"}, {feed.ErrMalformed, "feed-malformed"},
 		{feed.ErrNotFeed, "not-feed"}, {feed.ErrStatus, "feed-status"},
 		{context.DeadlineExceeded, "deadline"},
@@ -274,10 +274,6 @@ func errorKind(err error) string {
 		return "network:reset"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "network:unexpected-eof"
-	case err == io.EOF:
-		// A connection closed before any answer: net/http's bare io.EOF,
-		// which the chain passes on as it is (no URL, no host).
-		return "network:eof"
 	}
 	return ""
 }
