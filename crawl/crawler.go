@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,11 +33,16 @@ const (
 	DefaultHostQueue       = 1000
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
+	DefaultStarting        = 512
 	// RetryAfterError is how long Run waits before a source's next pass
 	// when its last one could not run (a State that did not answer), or
 	// sent nothing of a trigger that was due (the chain's own stores did
 	// not answer, the host's turn was not had in time).
 	RetryAfterError = time.Minute
+	// StartHold is the longest a starting pass holds its turn (see
+	// Crawler.Starting): a host slow to accept a connection holds up the
+	// others' starts no longer than this.
+	StartHold = time.Second
 )
 
 // Errors of a Crawler.
@@ -130,6 +136,15 @@ type Crawler struct {
 	// Extractors bounds the articles of one pass extracted at once, each
 	// in a goroutine that ends with its extraction. 0: DefaultExtractors.
 	Extractors int
+	// Starting bounds the passes starting at once. A pass holds one of
+	// these turns from its start until its first request is written (its
+	// host's TLS set-up done; at most StartHold), so that sources started
+	// together (RunOnce, Run's start-up) start in turn, each host's first
+	// request going out promptly, instead of thousands of TLS handshakes
+	// sharing the CPU at once, each then taking as long as all of them and
+	// the slowest past the policy's timeout. 0: DefaultStarting.
+	Starting int
+
 	// Extract turns a complete read into an article. Nil: extract.HTML for
 	// pages, extract.WordPress for API documents (the WordPress REST post
 	// shape). An extraction error leaves the deposit's Article nil; the
@@ -163,6 +178,8 @@ type Crawler struct {
 	running map[string]*runningPass
 	stages  map[string]*passStages
 	counts  counts
+
+	starting chan struct{} // the turns of passes starting (Starting)
 }
 
 func (c *Crawler) init() error {
@@ -187,6 +204,7 @@ func (c *Crawler) init() error {
 			_, _ = rand.Read(b[:])
 			c.owner = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b[:]))
 		}
+		c.starting = make(chan struct{}, cmp.Or(max(c.Starting, 0), DefaultStarting))
 		c.sources = map[string]*Source{}
 		c.running = map[string]*runningPass{}
 		c.stages = map[string]*passStages{}
@@ -530,4 +548,31 @@ func hostOf(raw string) string {
 		return ""
 	}
 	return u.Hostname()
+}
+
+// startTurn waits for a turn to start a pass (see Crawler.Starting) and
+// returns its release, which may be called any number of times; the turn
+// goes back by itself after StartHold. It returns nil when ctx ends first.
+func (c *Crawler) startTurn(ctx context.Context) func() {
+	select {
+	case c.starting <- struct{}{}:
+	case <-ctx.Done():
+		return nil
+	}
+	var once sync.Once
+	released := make(chan struct{})
+	release := func() {
+		once.Do(func() {
+			close(released)
+			<-c.starting
+		})
+	}
+	go func() {
+		select {
+		case <-released:
+		case <-c.clk.After(StartHold):
+			release()
+		}
+	}()
+	return release
 }

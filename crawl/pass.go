@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -95,6 +96,11 @@ type passMode struct {
 
 func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassReport, error) {
 	ttl, _, _, _, _, _ := c.limits()
+	started := c.startTurn(ctx)
+	if started == nil {
+		return &PassReport{Source: src.ID, Start: c.clk.Now(), Err: ctx.Err()}, ctx.Err()
+	}
+	defer started()
 	rep := &PassReport{Source: src.ID, Start: c.clk.Now()}
 	lease, err := c.state.AcquireLease(ctx, src.ID, c.owner, rep.Start, ttl)
 	if err != nil {
@@ -157,8 +163,11 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	// it then meets by address.
 	backlogDue := src.Backlog != nil && !sc.NextBacklog.After(now) && !mode.triggerOnly
 	sitemap := src.Backlog != nil && src.Backlog.Kind == BacklogSitemap
+	// The pass's turn to start goes back once its first request is
+	// written: its host's TLS set-up is done by then.
+	tctx := httptrace.WithClientTrace(pctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { started() }})
 	if backlogDue && !sitemap {
-		c.walkBacklog(pctx, &src, rep)
+		c.walkBacklog(tctx, &src, rep)
 	}
 	triggerDue := mode.forceTrigger || !sc.NextTrigger.After(now)
 	// When the trigger is the last list the pass reads, its articles go to
@@ -169,9 +178,15 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	var announce func(add func(RefState))
 	switch {
 	case triggerDue && !mode.triggerOnly && !(backlogDue && sitemap):
-		announce = func(add func(RefState)) { c.readTrigger(pctx, &src, rep, add) }
+		announce = func(add func(RefState)) {
+			c.readTrigger(tctx, &src, rep, add)
+			started() // nothing was written, or the turn is back already
+		}
 	case triggerDue:
-		c.readTrigger(pctx, &src, rep, nil)
+		c.readTrigger(tctx, &src, rep, nil)
+		started()
+	default:
+		started()
 	}
 	if backlogDue && sitemap {
 		c.walkBacklog(pctx, &src, rep)

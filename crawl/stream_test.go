@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,4 +114,47 @@ func TestCrawler_V7_RunReadsSchedulesOncePerStart(t *testing.T) {
 		t.Errorf("%d Schedule calls for %d passes, want at most %d", n, sources, 4*sources+sources/2)
 	}
 	t.Logf("%d Schedule calls for %d passes", n, sources)
+}
+
+// With one turn to start (Starting 1), passes started together start one
+// after another, each handing its turn on once its first request is
+// written: every source is read in full, politely (D7).
+func TestCrawler_D7_PassesStartInTurn(t *testing.T) {
+	t.Parallel()
+	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 12, ArticlesPerHost: 1, Seed: 5})
+	p := testPolicy(t, StrictNews, testInterval)
+	// The Crawler's clock stands still: a turn goes back at the first
+	// written request or at the pass's end, never after StartHold.
+	c := &Crawler{Client: newClient(t, web, p), Starting: 1, Clock: clock.NewManual(t0)}
+	for _, s := range info.Sites {
+		c.Sources = append(c.Sources, siteSource(s.Name, StrictNews, false))
+	}
+	reps, err := c.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reps {
+		if r.Err != nil || r.Deposited != 1 {
+			t.Fatalf("%s: %+v", r.Source, r)
+		}
+	}
+	audit(t, web, p)
+	// The passes overlapped from their first request on: some host was
+	// first asked before another's feed (its second request, an interval
+	// after its robots.txt), as none would be if a turn went back only once
+	// the trigger was read.
+	byHost := map[string][]time.Time{}
+	for _, r := range web.Requests() {
+		byHost[r.Host] = append(byHost[r.Host], r.Arrived)
+	}
+	overlap := false
+	for h, ts := range byHost {
+		slices.SortFunc(ts, time.Time.Compare)
+		for g, us := range byHost {
+			overlap = overlap || (g != h && len(us) > 1 && ts[0].Before(us[1]) && us[0].Before(ts[0]))
+		}
+	}
+	if !overlap {
+		t.Error("each pass started only once the previous one's trigger was read")
+	}
 }
