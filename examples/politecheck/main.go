@@ -107,6 +107,7 @@ type config struct {
 	proxy      bool
 	command    []string
 	latencyArg string
+	hostile    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -142,10 +143,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.examples, "examples", 3, "violations shown per rule")
 	fs.BoolVar(&cfg.proxy, "proxy", false, "also serve an HTTP CONNECT proxy in front of the web and name it in HTTPS_PROXY, for crawlers that cannot be told where to connect")
 	fs.StringVar(&cfg.requests, "requests", "", "also write every request the web received to this file, as JSON lines")
+	fs.BoolVar(&cfg.hostile, "hostile", false, "serve politetest's hostile web: every trait of politetest.HostileTraits dealt over the rude sites (-rude 0.8 unless given; all traits are on some site from about 60 -hosts)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg.command = fs.Args()
+	if cfg.hostile {
+		h := politetest.Hostile(cfg.sc.Seed, cfg.sc.Hosts)
+		cfg.sc.Traits = h.Traits
+		rudeSet := false
+		fs.Visit(func(f *flag.Flag) { rudeSet = rudeSet || f.Name == "rude" })
+		if !rudeSet {
+			cfg.sc.RudeShare = h.RudeShare
+		}
+	}
 	lat, err := parseLatency(cfg.latencyArg)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -494,6 +495,12 @@ func TestFlags(t *testing.T) {
 		code, err := run(context.Background(), tc.args, io.Discard, io.Discard)
 		if code != exitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("run(%q) = %d, %v; want %d and an error containing %q", tc.args, code, err, exitUsage, tc.want)
+		}
+	}
+	for args, rude := range map[string]float64{"-hostile": 0.8, "-hostile -rude 0.5": 0.5} {
+		cfg, err := parseFlags(append(strings.Fields(args), "--", "x"), io.Discard)
+		if err != nil || cfg.sc.RudeShare != rude || !slices.Equal(cfg.sc.Traits, politetest.HostileTraits()) {
+			t.Errorf("%s: %v, rude %v, traits %v; want rude %v and every hostile trait", args, err, cfg.sc.RudeShare, cfg.sc.Traits, rude)
 		}
 	}
 	if code, err := run(context.Background(), []string{"-h"}, io.Discard, io.Discard); code != exitUsage || !errors.Is(err, flag.ErrHelp) {
