@@ -122,3 +122,40 @@ func TestLedger_CheckAfterClaimCostsNoRoundTrip(t *testing.T) {
 		t.Fatalf("Check of another host than the claim's = %+v, want refused", d)
 	}
 }
+
+// steps is a clock that answers its instants in turn, then the last.
+type steps struct{ at []time.Time }
+
+func (c *steps) Now() time.Time {
+	t := c.at[0]
+	if len(c.at) > 1 {
+		c.at = c.at[1:]
+	}
+	return t
+}
+func (c *steps) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// TestStore_SlowRoundTripKeepsOffset: one round trip slow to come back (a
+// loaded machine, a request queued in Redis) does not move the offset
+// between this process's clock and Redis's by its length, which would move
+// every instant it reads back (a cool-down's end) as much; a real change of
+// the offset, larger than the round trip's uncertainty, still moves it.
+func TestStore_SlowRoundTripKeepsOffset(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clk := &steps{}
+	s := &Store{Clock: clk}
+	clk.at = []time.Time{t0.Add(2 * time.Millisecond)}
+	if off := s.observe(t0, t0.Add(time.Millisecond)); off != 0 {
+		t.Fatalf("offset after a quick round trip = %v, want 0", off)
+	}
+	// Redis answered 230 ms into a 240 ms round trip.
+	clk.at = []time.Time{t0.Add(time.Second + 240*time.Millisecond)}
+	if off := s.observe(t0.Add(time.Second), t0.Add(time.Second+230*time.Millisecond)); off != 0 {
+		t.Fatalf("offset after a slow round trip = %v, want 0 still", off)
+	}
+	// This process's clock moved a minute on: quick or slow, it is seen.
+	clk.at = []time.Time{t0.Add(time.Minute + 2*time.Second + 240*time.Millisecond)}
+	if off := s.observe(t0.Add(time.Minute+2*time.Second), t0.Add(2*time.Second+10*time.Millisecond)); off < 59*time.Second {
+		t.Fatalf("offset after the clock moved a minute = %v, want about a minute", off)
+	}
+}

@@ -206,7 +206,7 @@ func (st *State) runLease(ctx context.Context, script *goredis.Script, keys []st
 	count, _ := v[5].(int64)
 	var off time.Duration
 	if !st.s.CallerClock {
-		off = st.s.observe(now, time.UnixMicro(n[2]))
+		off = st.s.observeSpan(now, now, time.UnixMicro(n[2])) // now: the caller's, not a reading before the trip
 	}
 	r := leaseReply{held: held, count: int(count), lease: crawl.Lease{Owner: owner, Pass: uint64(n[1])}}
 	if owner != "" {

@@ -321,19 +321,32 @@ func (s *Store) fail(op, key string, err error) error {
 
 func (s *Store) now() time.Time { return clock.Or(s.Clock).Now() }
 
-// observe folds one reading of Redis's TIME, taken around the caller's
-// reading before, into the offset between the two clocks, and returns it.
-// The offset moves only when it changes by more than skewTolerance, so an
-// instant stored and read back by one process is unchanged to the
-// nanosecond.
+// observe folds one reading of Redis's TIME, taken during a round trip
+// that began at the caller's reading before and ends now, into the offset
+// between the two clocks, and returns it. The reading is compared with the
+// round trip's midpoint, so it is off by half the round trip at most; the
+// offset moves only when the reading differs from it by more than
+// skewTolerance and that half, so an instant stored and read back by one
+// process is unchanged to the nanosecond, and one slow round trip (a loaded
+// machine, a request queued in Redis) does not shift every instant this
+// process reads by its length.
 func (s *Store) observe(before time.Time, server time.Time) time.Duration {
 	if s.CallerClock {
 		return 0
 	}
-	m := before.Sub(server).Round(time.Millisecond)
+	return s.observeSpan(before, s.now(), server)
+}
+
+// observeSpan is observe for a round trip from before to after.
+func (s *Store) observeSpan(before, after, server time.Time) time.Duration {
+	if s.CallerClock {
+		return 0
+	}
+	half := max(after.Sub(before)/2, 0)
+	m := before.Add(half).Sub(server).Round(time.Millisecond)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.haveOf || m-s.offset > skewTolerance || s.offset-m > skewTolerance {
+	if d := m - s.offset; !s.haveOf || d > skewTolerance+half || -d > skewTolerance+half {
 		s.offset, s.haveOf = m, true
 	}
 	return s.offset
