@@ -278,6 +278,19 @@ func (s *CrawlState) Settle(ctx context.Context, source, key string, outcome cra
 	if err := s.db.check("crawl ref settle", source+" "+key); err != nil {
 		return err
 	}
+	if outcome == crawl.Deposited && note == "" {
+		// A full deposit's Put has settled it already (see Deposits):
+		// only read.
+		var cur int
+		var curNote string
+		err := s.db.stmts.refOutcome.QueryRowContext(ctx, source, key).Scan(&cur, &curNote)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return wrap("crawl ref settle", source+" "+key, err)
+		}
+		if err == nil && crawl.Outcome(cur) == crawl.Deposited && curNote == "" {
+			return nil
+		}
+	}
 	res, err := s.db.stmts.refSettle.ExecContext(ctx, source, key, int(outcome), note, toNS(now))
 	if err != nil {
 		return wrap("crawl ref settle", source+" "+key, err)

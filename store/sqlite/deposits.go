@@ -20,7 +20,12 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // and envelope tables: the envelope bytes as a BLOB, stored once per digest
 // however many sources deposit it, the proof of fetch and the extracted
 // article as JSON, an excerpt deposit's story as JSON, the share image's
-// check as JSON, the source and the read instant. When Put returns nil the
+// check as JSON, the source and the read instant. A full deposit (one with
+// an envelope) also settles its reference in the DB's [CrawlState], when it
+// is there and pending, as deposited, in the deposit's transaction: a
+// process killed after the deposit never leaves its reference pending, to
+// be read again, and the crawler's Settle of it that follows only reads.
+// When Put returns nil the
 // deposit is committed: it survives the process being killed, and with
 // [Options].SyncDeposits it is on disk and survives the machine's crash too
 // (see the package doc). Concurrent Puts are committed together (a group
@@ -190,6 +195,14 @@ func batchKey(batch []*depReq) string {
 // putDeposit writes one deposit in tx and reports whether it was new.
 func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, error) {
 	d := r.d
+	if d.Envelope != nil {
+		// The reference a full deposit reads is deposited: settled in the
+		// same transaction, so the two are never apart after a kill.
+		if _, err := tx.StmtContext(ctx, db.stmts.refDeposited).ExecContext(ctx, d.Source, d.Key, int(crawl.Deposited),
+			toNS(db.clk.Now()), int(crawl.Pending)); err != nil {
+			return false, err
+		}
+	}
 	var one int
 	switch err := tx.StmtContext(ctx, db.stmts.depExists).QueryRowContext(ctx, d.Source, d.Digest).Scan(&one); {
 	case err == nil:

@@ -20,6 +20,7 @@ type statements struct {
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
+	refOutcome, refDeposited                                         *sql.Stmt
 	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
@@ -74,6 +75,8 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.refGetW, true, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refPut, true, `INSERT INTO crawl_ref (source, ` + refCols + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, key) DO UPDATE SET url = excluded.url, feed_id = excluded.feed_id, list_id = excluded.list_id, published_ns = excluded.published_ns, excerpt = excluded.excerpt`},
 		{&s.refList, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 ORDER BY first_seen_ns, key`},
+		{&s.refOutcome, false, `SELECT outcome, note FROM crawl_ref WHERE source = ?1 AND key = ?2`},
+		{&s.refDeposited, true, `UPDATE crawl_ref SET outcome = ?3, note = '', settled_ns = ?4 WHERE source = ?1 AND key = ?2 AND outcome = ?5`},
 		{&s.refSettle, true, `UPDATE crawl_ref SET outcome = ?3, note = ?4, settled_ns = ?5 WHERE source = ?1 AND key = ?2`},
 		{&s.refForget, true, `DELETE FROM crawl_ref WHERE source = ?1`},
 		{&s.attemptAdd, true, `INSERT INTO crawl_attempt (source, pass, key, reads) VALUES (?1, ?2, ?3, 1) ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},

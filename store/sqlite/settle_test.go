@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"testing"
+	"time"
+
+	"github.com/politefetch/politefetch/crawl"
+	"github.com/politefetch/politefetch/feed"
+)
+
+// TestDeposits_V12_PutSettlesItsReference: a full deposit settles its
+// pending reference as deposited in the deposit's own transaction (a kill
+// right after the Put leaves nothing to read again), and the crawler's
+// Settle that follows keeps it so; an excerpt deposit settles nothing, and
+// a reference settled otherwise before is left as it was.
+func TestDeposits_V12_PutSettlesItsReference(t *testing.T) {
+	db := openTest(t, nil)
+	st, deps := db.CrawlState(), db.Deposits()
+	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	for _, k := range []string{"full", "excerpt", "excluded"} {
+		if _, _, err := st.See(ctx, "s", crawl.RefState{Key: k, URL: "https://news.example/" + k}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Settle(ctx, "s", "excluded", crawl.Excluded, "gated", now); err != nil {
+		t.Fatal(err)
+	}
+	put := func(d *crawl.Deposit) {
+		t.Helper()
+		if d.Digest == "" {
+			d.Digest = d.Sum()
+		}
+		if _, err := deps.Put(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outcome := func(k string) crawl.Outcome {
+		t.Helper()
+		r, ok, err := st.Ref(ctx, "s", k)
+		if err != nil || !ok {
+			t.Fatalf("Ref(%s) = %v, %v", k, ok, err)
+		}
+		return r.Outcome
+	}
+	full := benchDeposit(1)
+	full.Source, full.Key = "s", "full"
+	put(full)
+	if got := outcome("full"); got != crawl.Deposited {
+		t.Errorf("after the full deposit's Put: %v, want deposited", got)
+	}
+	if err := st.Settle(ctx, "s", "full", crawl.Deposited, "", now); err != nil || outcome("full") != crawl.Deposited {
+		t.Errorf("Settle after the Put: %v, %v", err, outcome("full"))
+	}
+	put(&crawl.Deposit{Source: "s", Key: "excerpt", URL: "https://news.example/excerpt", ReadAt: now, Excerpt: &feed.Excerpt{Headline: "t"}})
+	if got := outcome("excerpt"); got != crawl.Pending {
+		t.Errorf("after an excerpt deposit: %v, want pending", got)
+	}
+	gated := benchDeposit(2)
+	gated.Source, gated.Key = "s", "excluded"
+	put(gated)
+	if got := outcome("excluded"); got != crawl.Excluded {
+		t.Errorf("a reference settled before, after a deposit of it: %v, want excluded still", got)
+	}
+	if err := st.Settle(ctx, "s", "unknown", crawl.Deposited, "", now); err == nil {
+		t.Error("Settle of an unknown reference succeeded")
+	}
+}
