@@ -496,26 +496,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 					defer wg.Done()
 					defer func() { done <- id }()
 					rep, err := c.pass(ctx, src, passMode{})
-					var le *LeaseError
-					var notBefore time.Time
-					switch {
-					case ctx.Err() != nil:
-					case err == nil && rep.triggerDue:
-						// Nothing of the trigger was sent, for a failure
-						// of ours: it stays due, and is tried again a
-						// little later, not at once.
-						notBefore = rep.End.Add(RetryAfterError)
-					case err == nil:
-					case errors.As(err, &le) && errors.Is(err, ErrLeaseHeld):
-						// Another process runs this source's pass: look
-						// again when its lease ends.
-						notBefore = le.Held.Expires
-					default:
-						// A pass that could not run (a store that did not
-						// answer, a lease lost) is tried again a little
-						// later, not at once.
-						notBefore = c.clk.Now().Add(RetryAfterError)
-					}
+					notBefore := nextStart(ctx, rep, err, c.clk.Now())
 					heldMu.Lock()
 					held[id] = notBefore
 					heldMu.Unlock()
@@ -575,4 +556,33 @@ func (c *Crawler) startTurn(ctx context.Context) func() {
 		}
 	}()
 	return release
+}
+
+// nextStart returns when Run may start the source's next pass after one
+// that returned rep and err at now; zero: when the State says it is due.
+func nextStart(ctx context.Context, rep *PassReport, err error, now time.Time) time.Time {
+	var notBefore time.Time
+	var le *LeaseError
+	switch {
+	case ctx.Err() != nil:
+	case err == nil && rep != nil && rep.triggerDue:
+		// Nothing of the trigger was sent, for a failure of ours: it stays
+		// due, and is tried again a little later, not at once.
+		notBefore = rep.End.Add(RetryAfterError)
+	case err == nil:
+	case errors.As(err, &le) && errors.Is(err, ErrLeaseHeld):
+		// Another process runs this source's pass: look again when its
+		// lease ends.
+		notBefore = le.Held.Expires
+	default:
+		// A pass that could not run (a store that did not answer, a lease
+		// lost) is tried again a little later, not at once.
+		notBefore = now.Add(RetryAfterError)
+	}
+	// A trigger read whose schedule the State did not take was still a
+	// read: never again before its interval has passed.
+	if rep != nil && rep.triggerHold.After(notBefore) {
+		notBefore = rep.triggerHold
+	}
+	return notBefore
 }

@@ -49,6 +49,11 @@ type PassReport struct {
 	Err error
 
 	triggerDue bool // the trigger was due, and is still: nothing of it was sent
+	// triggerHold is when the trigger is next due after a read that
+	// reached the publisher but whose schedule the State did not take:
+	// Run starts no pass of the source before it, though the State still
+	// says due.
+	triggerHold time.Time
 }
 
 // ListReport is what a read of a trigger or a walk of a backlog found.
@@ -378,6 +383,9 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport,
 			sc.Slowed = sc.NextTrigger
 		}
 	}); err != nil {
+		// The publisher was asked: this process holds the source until
+		// the interval has passed, whatever the State still says.
+		rep.triggerHold = sent.Add(src.interval())
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
 	}
 }
