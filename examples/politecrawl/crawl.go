@@ -203,7 +203,11 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	for i, step := range []time.Duration{0, 15 * time.Minute, 24 * time.Hour} {
 		day.Set(day.Now().Add(step))
 		t.round = i
-		if _, err := c.RunOnce(ctx); err != nil {
+		_, err := c.RunOnce(ctx)
+		if _, timed := ctx.Deadline(); timed && err == nil && t.ranLate() {
+			err = context.DeadlineExceeded // reads refused for coming after the deadline: cut short
+		}
+		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return nil, fmt.Errorf("-timeout ran out before the crawl ended: %w", err)
 			}
@@ -277,12 +281,18 @@ type tally struct {
 	sites int
 	round int
 	done  int
+	// late: a read was refused at once because its turn at the host would
+	// come after its deadline (fetch.ErrPacingDeadline)
+	late bool
 }
 
 func (t *tally) event(e crawl.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.sum
+	if e.Err != nil && errors.Is(e.Err, fetch.ErrPacingDeadline) {
+		t.late = true
+	}
 	if e.Kind == crawl.EventNotModified {
 		s.FeedsNotModified++
 	}
@@ -312,6 +322,13 @@ func (t *tally) event(e crawl.Event) {
 			t.progress(e.Pass)
 		}
 	}
+}
+
+// ranLate reports whether a read was refused for its deadline.
+func (t *tally) ranLate() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.late
 }
 
 // refusal counts a refusal, ours or the server's.
