@@ -212,7 +212,7 @@ func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 	args := append([]string{"crawl", "-config", cfg, "-once"}, flags...)
 	waitFor := func(path string, n int, w *worker) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); countPathAll(web, path) < n; {
+		for deadline := time.Now().Add(90 * time.Second); countPathAll(web, path) < n; {
 			if time.Now().After(deadline) {
 				t.Fatalf("worker %d read %d of %d %s:\n%s", w.n, countPathAll(web, path), n, path, w.out.String())
 			}
