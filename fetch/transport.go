@@ -424,7 +424,7 @@ const (
 	// maxIdleConns is the most idle connections kept at once, across hosts
 	// (a file descriptor each): past it, the one idle longest is closed, and
 	// its host's next request makes a new one.
-	maxIdleConns = 1000
+	maxIdleConns = 4096
 )
 
 // idleConnTimeout is how long the base transport keeps a connection that has
