@@ -90,6 +90,13 @@ type StoreConfig struct {
 	// config's name with ".db" beside it. It holds the deposits, and the
 	// state too unless Redis is set.
 	Path string `json:"path"`
+	// SyncDeposits, when true, syncs each deposit to disk before it counts
+	// as made, so it survives a power failure as well as a killed process
+	// (sqlite.Options.SyncDeposits). False: a deposit survives the
+	// process being killed; a power failure may take the file back to an
+	// earlier commit, deposits and the crawl state that recorded them
+	// together.
+	SyncDeposits bool `json:"sync_deposits"`
 	// Redis, when set, holds the state (schedule, ledger, robots.txt
 	// records, validators, crawl state) that several workers share. Nil:
 	// all of it is in the SQLite file.

@@ -51,6 +51,13 @@ func TestConfig_Minimal(t *testing.T) {
 	if ua := fp.UserAgent(); ua != "TestBot/1 (+https://bot.example/about; bot@bot.example)" {
 		t.Errorf("user agent %q", ua)
 	}
+	if c.Store.SyncDeposits {
+		t.Error("sync_deposits is on by default")
+	}
+	c, err = ParseConfig("dir/c.yaml", []byte(minimalConfig+"store:\n  sync_deposits: true\n"))
+	if err != nil || !c.Store.SyncDeposits {
+		t.Errorf("store.sync_deposits: true read as %v, %v", c != nil && c.Store.SyncDeposits, err)
+	}
 }
 
 // Every error names the file, the line and the key (issue 15).

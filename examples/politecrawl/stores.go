@@ -81,7 +81,7 @@ func openStores(ctx context.Context, cfg *Config, path string) (*stores, error) 
 			return nil, err
 		}
 	}
-	db, err := sqlite.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, &sqlite.Options{SyncDeposits: cfg.Store.SyncDeposits})
 	if err != nil {
 		if s.rc != nil {
 			s.rc.Close()
