@@ -537,6 +537,13 @@ func (t *turn) endWrite(c *tracedConn, sent bool) {
 		t.sent = c
 	}
 	t.writes--
+	t.unlockGiveBackIfOver()
+}
+
+// unlockGiveBackIfOver gives the turn back when its request is over and no
+// dial or write of it is under way. It is called with t.mu held, and
+// unlocks it.
+func (t *turn) unlockGiveBackIfOver() {
 	give := t.over && t.dials == 0 && t.writes == 0 && !t.back
 	if give {
 		t.back = true
@@ -559,14 +566,7 @@ func (t *turn) dialEnded() {
 	t.p.markStart(t)
 	t.mu.Lock()
 	t.dials--
-	give := t.over && t.dials == 0 && t.writes == 0 && !t.back
-	if give {
-		t.back = true
-	}
-	t.mu.Unlock()
-	if give {
-		t.p.giveBack(t, true)
-	}
+	t.unlockGiveBackIfOver()
 }
 
 func (t *turn) gotConn() {
