@@ -334,7 +334,7 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 		if l.pol.Jitter > 0 {
 			r = l.rand() // drawn once, outside the store's lock
 		}
-		ra, raOK := ParseRetryAfter(o.RetryAfter, now)
+		ra, raOK := o.retryAfter(now)
 		fn = func(cur State, _ bool) (State, bool) {
 			cur.Strikes++
 			if cur.Strikes == 1 || o.Kind.weight() > cur.RefusedKind.weight() {
@@ -387,7 +387,7 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 			return cur, !cur.idle(now)
 		}
 	default:
-		ra, ok := ParseRetryAfter(o.RetryAfter, now)
+		ra, ok := o.retryAfter(now)
 		if l.pol.NoCooldown || !ok || (o.Status != 429 && o.Status != 503) {
 			return Event{}, nil
 		}

@@ -690,3 +690,28 @@ func TestObserve_S4_RefusalOutlivesCancelledCaller(t *testing.T) {
 		t.Errorf("Observe of a success at a quiet host: %v allocs, want 0", n)
 	}
 }
+
+// TestStrictNews_S4_RetryAfterDateFromServerClock: a Retry-After date is
+// read against the response's Date, so a worker whose clock runs an hour
+// ahead still cools the host down for the 10 minutes the server asked
+// (before, it read the date as an hour past and kept no cool-down); without
+// a Date, against the worker's clock as before.
+func TestStrictNews_S4_RetryAfterDateFromServerClock(t *testing.T) {
+	t.Parallel()
+	server := t0
+	skewed := t0.Add(time.Hour)
+	ra := server.Add(10 * time.Minute).Format(http.TimeFormat)
+	l := &backoff.Ledger{Policy: backoff.StrictNews()}
+	ev := observe(t, l, "news.example", backoff.Outcome{Status: 503, RetryAfter: ra, Date: server.Format(http.TimeFormat)}, skewed)
+	if got := ev.Until.Sub(skewed); got != 10*time.Minute {
+		t.Fatalf("cool-down with the server's Date = %v, want 10m0s", got)
+	}
+	o := backoff.NewOutcome(backoff.Feed, 503, http.Header{"Retry-After": {ra}, "Date": {server.Format(http.TimeFormat)}}, nil)
+	if o.Date == "" {
+		t.Fatal("NewOutcome kept no Date")
+	}
+	l = &backoff.Ledger{Policy: backoff.StrictNews()}
+	if ev := observe(t, l, "news.example", backoff.Outcome{Status: 503, RetryAfter: "120", Date: server.Format(http.TimeFormat)}, skewed); ev.Until.Sub(skewed) != 2*time.Minute {
+		t.Errorf("delta-seconds with a Date: cool-down %v, want 2m0s", ev.Until.Sub(skewed))
+	}
+}

@@ -16,6 +16,10 @@ type Outcome struct {
 	Status int
 	// RetryAfter is the raw Retry-After header value ("" when absent).
 	RetryAfter string
+	// Date is the raw Date header value ("" when absent). A Retry-After
+	// that is an HTTP-date is read as a delay from Date when it parses,
+	// so a clock of ours that is off shortens or lengthens no cool-down.
+	Date string
 	// Challenge names the bot-protection provider whose challenge or block
 	// page this was (see [DetectChallenge]), or "" for an ordinary response.
 	Challenge string
@@ -33,7 +37,7 @@ type Outcome struct {
 // the first [ChallengePeek] bytes of its body (fewer when the body is
 // shorter; more are ignored). It does not keep h or bodyPrefix.
 func NewOutcome(kind Kind, status int, h http.Header, bodyPrefix []byte) Outcome {
-	o := Outcome{Kind: kind, Status: status, RetryAfter: h.Get("Retry-After")}
+	o := Outcome{Kind: kind, Status: status, RetryAfter: h.Get("Retry-After"), Date: h.Get("Date")}
 	o.Challenge, _ = DetectChallenge(status, h, bodyPrefix)
 	return o
 }

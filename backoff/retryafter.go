@@ -43,6 +43,19 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	return d, true
 }
 
+// retryAfter is o's Retry-After as a delay from now: an HTTP-date counts
+// from the response's Date when that parses (the server's clock against
+// its own), else from now.
+func (o Outcome) retryAfter(now time.Time) (time.Duration, bool) {
+	from := now
+	if o.Date != "" && !isDigits(strings.Trim(o.RetryAfter, " \t")) {
+		if d, err := http.ParseTime(strings.Trim(o.Date, " \t")); err == nil {
+			from = d
+		}
+	}
+	return ParseRetryAfter(o.RetryAfter, from)
+}
+
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
