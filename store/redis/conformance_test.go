@@ -30,6 +30,15 @@ func newMini(t testing.TB) (*Store, *miniredis.Miniredis) {
 	return &Store{Client: c}, mr
 }
 
+// otherProcess returns a second Store on mr, with its own client, as
+// another worker process would have.
+func otherProcess(t testing.TB, mr *miniredis.Miniredis) *Store {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	return &Store{Client: c}
+}
+
 // timeHook sets miniredis's clock before each command, from now when it is
 // given, otherwise from the caller's now that every time-reading script
 // carries as its first argument (and from real time, the Store's clock,

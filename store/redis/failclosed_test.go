@@ -20,8 +20,7 @@ import (
 // Redis is back, before that call answers; another process then sees it.
 func TestLedger_RefusalKeptWhileRedisDown(t *testing.T) {
 	a, mr := newMini(t)
-	b := &Store{Client: goredis.NewClient(&goredis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})}
-	t.Cleanup(func() { b.Client.Close() })
+	b := otherProcess(t, mr)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()

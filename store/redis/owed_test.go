@@ -21,8 +21,7 @@ import (
 // cool-down.
 func TestSchedule_ReleaseWaitsForOwedRefusal(t *testing.T) {
 	a, mr := newMini(t)
-	b := &Store{Client: goredis.NewClient(&goredis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})}
-	t.Cleanup(func() { b.Client.Close() })
+	b := otherProcess(t, mr)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()
@@ -64,8 +63,7 @@ func TestLedger_CheckAfterClaimCostsNoRoundTrip(t *testing.T) {
 	a, mr := newMini(t)
 	cnt := &counter{}
 	a.Client.(*goredis.Client).AddHook(cnt)
-	b := &Store{Client: goredis.NewClient(&goredis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})}
-	t.Cleanup(func() { b.Client.Close() })
+	b := otherProcess(t, mr)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()
