@@ -6,7 +6,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -461,11 +463,73 @@ func TestStrictNews_P1_TwoProcessesOneBudget(t *testing.T) {
 	if asked != 6 {
 		t.Errorf("%d article requests, want each article asked by each process", asked)
 	}
-	conns := map[int]bool{}
-	for _, q := range reqs {
-		conns[q.Conn] = true
+	// Each process keeps its connection while it crawls. One of them may
+	// wait out several of the other's turns, and the chain closes a
+	// connection idle for three intervals (5 s at least): a connection
+	// beyond one per process must replace one that went quiet that long
+	// before it.
+	if extra := unreplaced(reqs, 2, 5*time.Second); len(extra) > 0 {
+		var b strings.Builder
+		for _, q := range reqs {
+			fmt.Fprintf(&b, "\n\t#%d conn %d %s %s", q.Seq, q.Conn, q.Start.Format("15:04:05.000"), q.Path)
+		}
+		t.Errorf("connections %v opened while every earlier one was in use, want one per process:%s", extra, b.String())
 	}
-	if len(conns) != 2 {
-		t.Errorf("%d connections, want one per process", len(conns))
+}
+
+// unreplaced returns the connections carrying reqs that neither are one of
+// the first procs opened nor replace a connection gone quiet (no request
+// after) at least idle before their first request.
+func unreplaced(reqs []politetest.Request, procs int, idle time.Duration) []int {
+	type span struct {
+		id          int
+		first, last time.Time
+	}
+	var spans []*span
+	byID := map[int]*span{}
+	for _, q := range reqs {
+		sp := byID[q.Conn]
+		if sp == nil {
+			sp = &span{id: q.Conn, first: q.Start}
+			byID[q.Conn] = sp
+			spans = append(spans, sp)
+		}
+		sp.last = q.Start
+	}
+	slices.SortFunc(spans, func(a, b *span) int { return a.first.Compare(b.first) })
+	var extra []int
+	replaced := map[int]bool{}
+	for i, sp := range spans {
+		if i < procs {
+			continue
+		}
+		found := false
+		for _, old := range spans[:i] {
+			if !replaced[old.id] && !old.last.After(sp.first.Add(-idle)) {
+				replaced[old.id], found = true, true
+				break
+			}
+		}
+		if !found {
+			extra = append(extra, sp.id)
+		}
+	}
+	return extra
+}
+
+// unreplaced flags a third connection opened while both processes' were in
+// use, and passes one that replaces a connection quiet for the idle time.
+func TestUnreplaced(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(conn int, sec float64) politetest.Request {
+		return politetest.Request{Conn: conn, Start: t0.Add(time.Duration(sec * float64(time.Second)))}
+	}
+	quiet := []politetest.Request{at(1, 0), at(2, 1), at(1, 2), at(1, 3), at(1, 4), at(1, 5), at(3, 6.1)}
+	if got := unreplaced(quiet, 2, 5*time.Second); len(got) != 0 {
+		t.Errorf("connection 2 quiet 5.1 s then replaced: flagged %v", got)
+	}
+	busy := []politetest.Request{at(1, 0), at(2, 1), at(1, 2), at(2, 3), at(3, 4), at(1, 5)}
+	if got := unreplaced(busy, 2, 5*time.Second); !slices.Equal(got, []int{3}) {
+		t.Errorf("connection 3 opened while 1 and 2 were in use: flagged %v, want [3]", got)
 	}
 }
