@@ -154,9 +154,9 @@ func (e *RefusedError) why() string {
 				s += " (line " + strconv.Itoa(d.Line) + ", group " + strconv.Quote(d.Group) + ")"
 			}
 			return s + " disallows it"
-		case d.Status != 0:
-			return "robots.txt answered " + strconv.Itoa(d.Status) + ", which disallows the whole site"
 		case d.Err != nil:
+			// A failure first: a 200 whose body broke off is a failure,
+			// not an answer.
 			cause := causeText(d.Err)
 			var fe *robots.FetchError
 			if errors.As(d.Err, &fe) {
@@ -165,7 +165,12 @@ func (e *RefusedError) why() string {
 					cause = causeText(fe.Err)
 				}
 			}
+			if d.Status != 0 {
+				cause = "status " + strconv.Itoa(d.Status) + ", then " + strings.TrimPrefix(cause, "robots.txt ")
+			}
 			return "robots.txt could not be read (" + cause + "), which disallows the whole site"
+		case d.Status != 0:
+			return "robots.txt answered " + strconv.Itoa(d.Status) + ", which disallows the whole site"
 		}
 		return "robots.txt disallows the whole site"
 	case Cooldown, Suspended:

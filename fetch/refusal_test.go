@@ -148,6 +148,8 @@ func TestRefusedError_Texts(t *testing.T) {
 	rules.SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /private\n"})
 	down := web.Site("down.example")
 	down.SetRobots(politetest.Robots{Status: 503})
+	cut := web.Site("cut.example")
+	cut.Misbehave("/robots.txt", politetest.Behaviour{Kind: politetest.Truncate})
 	rude := web.Site("rude.example")
 	rude.Misbehave("/a", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: time.Hour})
 	p := testPolicy(Digest(), time.Millisecond)
@@ -174,6 +176,8 @@ func TestRefusedError_Texts(t *testing.T) {
 			`fetch: refused ` + rules.URL("/private/x") + `: robots.txt rule "Disallow: /private" (line 2, group "*") disallows it, until robots.txt is read again at `, true},
 		{"robots unreachable", c, down.URL("/x"), Robots,
 			`fetch: refused ` + down.URL("/x") + `: robots.txt answered 503, which disallows the whole site, until robots.txt is read again at `, true},
+		{"robots body cut short", c, cut.URL("/x"), Robots,
+			`fetch: refused ` + cut.URL("/x") + `: robots.txt could not be read (status 200, then body truncated: 35 of 71 bytes: unexpected EOF), which disallows the whole site, until robots.txt is read again at `, true},
 		{"cool-down", c, rude.URL("/b"), Cooldown,
 			`fetch: refused ` + rude.URL("/b") + `: rude.example is cooling down after a refusal (status 429), until `, true},
 		{"blocked address", blocked, "https://rules.example/", BlockedAddr,

@@ -650,12 +650,32 @@ func readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	case err == nil:
 		return b.Envelope, nil
 	case errors.Is(err, decode.ErrUnknownCoding), errors.Is(err, decode.ErrTooManyCodings):
-		return nil, fmt.Errorf("%w: %w", ErrContentEncoding, err)
+		return nil, &bodyError{ErrContentEncoding, err, decode.ErrUnknownCoding}
 	case errors.Is(err, decode.ErrTruncated):
-		return nil, fmt.Errorf("%w: %w", ErrTruncated, err)
+		return nil, &bodyError{ErrTruncated, err, decode.ErrTruncated}
 	}
 	return nil, err
 }
+
+// bodyError is a body read's failure as the package names it: kind (a
+// sentinel of ours) with the details of err, the decoder's failure, whose
+// own words for the same thing (said) are left out. It matches both.
+type bodyError struct{ kind, err, said error }
+
+func (e *bodyError) Error() string {
+	s := e.err.Error()
+	if t, ok := strings.CutPrefix(s, e.said.Error()); ok {
+		s = strings.TrimLeft(t, ": ")
+	} else {
+		s = strings.TrimPrefix(s, "decode: ")
+	}
+	if s == "" {
+		return e.kind.Error()
+	}
+	return e.kind.Error() + ": " + s
+}
+
+func (e *bodyError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // discard drains a little of a body so the connection may be reused, then
 // closes it.

@@ -594,6 +594,9 @@ func TestCache_TruncatedAndSlowBodies(t *testing.T) {
 			if !errors.Is(err, robots.ErrDisallowed) || !errors.Is(err, robots.ErrTruncated) {
 				t.Fatalf("Allow = %v; want disallowed for a truncated body", err)
 			}
+			if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "decode:") || strings.Count(err.Error(), "truncated") != 1 {
+				t.Errorf("Allow = %q: want the cause (unexpected EOF), said once in the package's words", err)
+			}
 		})
 		t.Run(pol.name+"/Slow", func(t *testing.T) {
 			t.Parallel()

@@ -109,13 +109,20 @@ func (e *DisallowedError) Error() string {
 		b.WriteString(" in group ")
 		b.WriteString(strconv.Quote(e.Group))
 	case e.Err != nil:
-		b.WriteString(": robots.txt unreachable: ")
+		if e.Status != 0 {
+			// The answer began, then failed: a truncated body.
+			b.WriteString(": robots.txt answered ")
+			b.WriteString(strconv.Itoa(e.Status))
+			b.WriteString(", then failed: ")
+		} else {
+			b.WriteString(": robots.txt unreachable: ")
+		}
+		cause := e.Err.Error()
 		var fe *FetchError
 		if errors.As(e.Err, &fe) {
-			b.WriteString(fe.cause())
-		} else {
-			b.WriteString(e.Err.Error())
+			cause = fe.cause()
 		}
+		b.WriteString(strings.TrimPrefix(cause, "robots: "))
 	case e.Status != 0:
 		b.WriteString(": robots.txt answered ")
 		b.WriteString(strconv.Itoa(e.Status))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politefetch/politefetch/internal/decode"
 )
 
 func TestErrorStrings(t *testing.T) {
@@ -22,6 +24,9 @@ func TestErrorStrings(t *testing.T) {
 			"robots: https://a.example/ disallowed by robots.txt: robots.txt unreachable: unexpected EOF"},
 		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Err: &FetchError{Text: "connection reset"}},
 			"robots: https://a.example/ disallowed by robots.txt: robots.txt unreachable: connection reset"},
+		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Status: 200, Err: &bodyError{ErrTruncated,
+			&decode.TruncatedError{Got: 35, Want: 71, Err: io.ErrUnexpectedEOF}, decode.ErrTruncated}},
+			"robots: https://a.example/ disallowed by robots.txt: robots.txt answered 200, then failed: robots.txt body truncated: 35 of 71 bytes: unexpected EOF"},
 		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll, Status: 403},
 			"robots: https://a.example/ disallowed by robots.txt: robots.txt answered 403"},
 		{&DisallowedError{URL: "https://a.example/", Outcome: DisallowAll},
