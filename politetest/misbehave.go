@@ -261,23 +261,13 @@ func (s *Site) misbehave(w http.ResponseWriter, r *http.Request, b Behaviour) bo
 	case Truncate:
 		s.truncate(w, r)
 	case UnknownEncoding:
-		status, hdr, body := s.render(r)
-		copyHeader(h, hdr)
-		h.Set("Content-Encoding", orStr(b.Encoding, "x-politetest"))
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(status)
-		w.Write(body)
+		s.serveEdited(w, r, func(h http.Header) { h.Set("Content-Encoding", orStr(b.Encoding, "x-politetest")) })
 	case GzipBomb:
 		s.web.gzipBomb(w, r, orInt64(b.Size, 64<<20))
 	case Oversize:
 		oversize(w, r, orInt64(b.Size, 32<<20))
 	case NoContentType:
-		status, hdr, body := s.render(r)
-		copyHeader(h, hdr)
-		h["Content-Type"] = nil // stops net/http from sniffing one
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(status)
-		w.Write(body)
+		s.serveEdited(w, r, func(h http.Header) { h["Content-Type"] = nil }) // nil stops net/http from sniffing one
 	case RedirectLoop:
 		q := r.URL.Query()
 		if q.Has("loop") {
@@ -316,12 +306,7 @@ func (s *Site) misbehave(w http.ResponseWriter, r *http.Request, b Behaviour) bo
 	case SetCookie, CloseConnection:
 		return false
 	case WrongContentType:
-		status, hdr, body := s.render(r)
-		copyHeader(h, hdr)
-		h.Set("Content-Type", orStr(b.ContentType, "application/octet-stream"))
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(status)
-		w.Write(body)
+		s.serveEdited(w, r, func(h http.Header) { h.Set("Content-Type", orStr(b.ContentType, "application/octet-stream")) })
 	case Malformed:
 		_, hdr, body := s.render(withoutConditions(r))
 		copyHeader(h, hdr)
@@ -620,4 +605,16 @@ func orStr(s, def string) string {
 		return s
 	}
 	return def
+}
+
+// serveEdited answers as the site would, with its headers changed by edit
+// and the body's length declared.
+func (s *Site) serveEdited(w http.ResponseWriter, r *http.Request, edit func(http.Header)) {
+	status, hdr, body := s.render(r)
+	h := w.Header()
+	copyHeader(h, hdr)
+	edit(h)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
 }
