@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,16 +16,7 @@ import (
 // a Gap behind that start once its lease has expired; a lease that would
 // not outlive its start by the Gap has the start written at once.
 func TestSchedule_P1_StartAtRelease(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
-	var dbs [2]*DB
-	for i := range dbs {
-		db, err := Open(ctx, path, &Options{SweepEvery: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		dbs[i] = db
-	}
+	dbs := twoOpens(t)
 	a, b := dbs[0].Schedule(), dbs[1].Schedule()
 	t0 := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }

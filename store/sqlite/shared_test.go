@@ -18,16 +18,7 @@ import (
 // concurrent claims of one host at one instant exactly one wins, and
 // concurrent ledger updates from both are all counted.
 func TestTwoOpensShareOneFile_P1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
-	var dbs [2]*DB
-	for i := range dbs {
-		db, err := Open(ctx, path, &Options{SweepEvery: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		dbs[i] = db
-	}
+	dbs := twoOpens(t)
 	t0 := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	for round := range 5 {
 		now := t0.Add(time.Duration(round) * time.Minute)
@@ -74,4 +65,21 @@ func TestTwoOpensShareOneFile_P1(t *testing.T) {
 	if err != nil || st.Strikes != 200 {
 		t.Fatalf("strikes after 200 updates from two opens = %d, %v", st.Strikes, err)
 	}
+}
+
+// twoOpens opens one new file twice, as two processes would (each its own
+// connections), with no background sweep; both close at the test's end.
+func twoOpens(t *testing.T) [2]*DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	var dbs [2]*DB
+	for i := range dbs {
+		db, err := Open(ctx, path, &Options{SweepEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return dbs
 }
