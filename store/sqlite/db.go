@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,14 +156,14 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)", cache}, "_txlock": {"immediate"}}
 	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)", cache}}
 	var err error
-	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
+	if db.w, err = sql.Open("sqlite", fileURI(path)+"?"+wq.Encode()); err != nil {
 		return nil, wrap("open", path, err)
 	}
 	db.w.SetMaxOpenConns(1)
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxIdleTime(0)
 	db.w.SetConnMaxLifetime(0)
-	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+rq.Encode()); err != nil {
+	if db.r, err = sql.Open("sqlite", fileURI(path)+"?"+rq.Encode()); err != nil {
 		db.w.Close()
 		return nil, wrap("open", path, err)
 	}
@@ -219,6 +220,13 @@ func (db *DB) check(op, key string) error {
 }
 
 var errClosedDB = errors.New("Close was called")
+
+// fileURI is path as an SQLite URI filename. A URI ends its path at "?" or
+// "#" and decodes "%XX" in it, so those three are escaped: a file in a
+// directory named "runs#2" is that file, not "runs".
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+}
 
 // write runs fn in one IMMEDIATE transaction on the writer connection. With
 // durable, the commit is synced to disk before write returns (synchronous

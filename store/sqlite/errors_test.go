@@ -325,3 +325,38 @@ func TestQueryOnlyWriterIsReadOnly(t *testing.T) {
 		t.Fatalf("Put on a read-only connection = %v, want ErrReadOnly", err)
 	}
 }
+
+// TestOpen_PathWithURICharacters: a path whose directory names hold "#",
+// "?" or "%" opens that very file, with its settings. Before, the SQLite URI
+// ended the path at the "#": the stores of "runs#1" and "runs#2" were one
+// file, "runs", beside them.
+func TestOpen_PathWithURICharacters(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	for _, dir := range []string{"runs#1", "runs#2", "what?now", "100%"} {
+		path := filepath.Join(base, dir, "state.db")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(ctx, path, &Options{SweepEvery: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if _, ok, err := db.Schedule().Acquire(ctx, fetch.Claim{Key: "a.example", Owner: "o", Now: time.Unix(1e9, 0), Gap: time.Second, Limit: 1, TTL: time.Minute}); err != nil || !ok {
+			t.Fatalf("%s: the first claim in a new store: ok %v, %v", dir, ok, err)
+		}
+		var timeout int
+		if err := db.w.QueryRow("PRAGMA busy_timeout").Scan(&timeout); err != nil || timeout == 0 {
+			t.Errorf("%s: busy_timeout %d, %v: the DSN's settings were lost", dir, timeout, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: the store is not at its path: %v", dir, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "runs")); err == nil {
+		t.Error(`a file "runs" was made beside the stores`)
+	}
+}
