@@ -47,11 +47,9 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 // from the response's Date when that parses (the server's clock against
 // its own), else from now.
 func (o Outcome) retryAfter(now time.Time) (time.Duration, bool) {
-	from := now
-	if o.Date != "" && !isDigits(strings.Trim(o.RetryAfter, " \t")) {
-		if d, err := http.ParseTime(strings.Trim(o.Date, " \t")); err == nil {
-			from = d
-		}
+	from := now // delta-seconds ignore it
+	if d, err := http.ParseTime(strings.Trim(o.Date, " \t")); err == nil {
+		from = d
 	}
 	return ParseRetryAfter(o.RetryAfter, from)
 }
