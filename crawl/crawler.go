@@ -509,7 +509,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 		}
 		var wake <-chan time.Time
 		if !next.IsZero() {
-			wake = c.clk.After(next.Sub(now))
+			wake = clock.Until(c.clk, next) // not After(next.Sub(now)): the clock may have moved since now was read
 		}
 		select {
 		case <-ctx.Done():

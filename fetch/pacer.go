@@ -199,7 +199,7 @@ func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 		// again within one interval at the latest.
 		d := min(max(wait, time.Millisecond), lo)
 		select {
-		case <-clk.After(d):
+		case <-clock.Until(clk, now.Add(d)):
 			waited += d
 		case <-ctx.Done():
 			t.owner = ""
@@ -257,7 +257,7 @@ func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 				p.mu.Unlock()
 				return clk.Now().Sub(start), context.DeadlineExceeded
 			}
-			timer = clk.After(ready.Sub(now))
+			timer = clock.Until(clk, ready)
 		}
 		p.mu.Unlock()
 		select {

@@ -29,3 +29,20 @@ func Or(c Clock) Clock {
 	}
 	return c
 }
+
+// At is the optional method of a Clock whose time another goroutine moves
+// (Manual): it fires once the clock reads t or later. Until uses it, so a
+// wait worked out from one reading of the clock is not pushed back by a
+// move made before the wait was registered.
+type At interface {
+	At(t time.Time) <-chan time.Time
+}
+
+// Until returns a channel that fires once c reads t or later: c's At when
+// it has one, else c.After(t.Sub(c.Now())).
+func Until(c Clock, t time.Time) <-chan time.Time {
+	if a, ok := c.(At); ok {
+		return a.At(t)
+	}
+	return c.After(t.Sub(c.Now()))
+}

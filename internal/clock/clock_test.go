@@ -50,3 +50,36 @@ func TestOrNilIsReal(t *testing.T) {
 		t.Fatal("Or(m) did not return m")
 	}
 }
+
+// A wait worked out from one reading fires at the instant it names, even
+// when the clock was moved between the reading and the wait: After would
+// count its duration from the moved time and fire a whole move late.
+func TestUntilCountsFromTheInstant(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewManual(start)
+	due := m.Now().Add(15 * time.Minute)
+	m.Advance(15 * time.Minute) // another goroutine moves the clock first
+	late := m.After(due.Sub(start))
+	select {
+	case got := <-Until(m, due):
+		if !got.Equal(due) {
+			t.Fatalf("Until fired at %v, want %v", got, due)
+		}
+	default:
+		t.Fatal("Until did not fire although the clock reads its instant")
+	}
+	select {
+	case <-late:
+		t.Fatal("After fired early") // shows what Until avoids
+	default:
+	}
+	m.Advance(time.Minute)
+	at := Until(m, due.Add(2*time.Minute))
+	m.Advance(time.Minute)
+	if got := <-at; !got.Equal(due.Add(2 * time.Minute)) {
+		t.Fatalf("Until fired at %v", got)
+	}
+	if got := <-Until(Real{}, time.Now().Add(-time.Second)); got.IsZero() {
+		t.Fatal("Until on Real did not fire for a past instant")
+	}
+}

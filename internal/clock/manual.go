@@ -34,12 +34,24 @@ func (m *Manual) Now() time.Time {
 func (m *Manual) After(d time.Duration) <-chan time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.atLocked(m.now.Add(d))
+}
+
+// At returns a channel that receives the clock's time once it reads t or
+// later: at once if it already does.
+func (m *Manual) At(t time.Time) <-chan time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.atLocked(t)
+}
+
+func (m *Manual) atLocked(t time.Time) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	if d <= 0 {
+	if !t.After(m.now) {
 		ch <- m.now
 		return ch
 	}
-	m.waiters = append(m.waiters, waiter{at: m.now.Add(d), ch: ch})
+	m.waiters = append(m.waiters, waiter{at: t, ch: ch})
 	return ch
 }
 
