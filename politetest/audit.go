@@ -49,7 +49,9 @@ const (
 	// python-requests/2), or one the policy's UserAgent rule rejects.
 	RuleUserAgent Rule = "user-agent"
 	// RuleConnections: more than MaxConnsPerHost connections open to one
-	// host at once.
+	// host at once. A connection whose close the web recorded at most
+	// [ConnReorder] after the next one opened, and which carried no request
+	// after that opening, counts as closed by then (see ConnReorder).
 	RuleConnections Rule = "connections"
 	// RuleInsecure: a request over plain HTTP when the policy is HTTPSOnly
 	// (the vault connector's "https only").
@@ -630,12 +632,33 @@ func connsByHost(conns []Conn) map[string][]Conn {
 	return m
 }
 
+// ConnReorder is how far the web's record of one connection's close may
+// come after the next connection's opening, the old connection idle, and
+// still count as a close before it. A client that closes its connection
+// and then dials the next sends its FIN before its SYN, but the kernel
+// stamps the two on different sockets, and on a loaded machine loopback
+// packets queued on one CPU can be taken in after a later one queued on
+// another: the hostile crawl showed a close recorded 5 ms after the next
+// opening by a client that gives a host's connection slot back only once
+// the old connection is closed. A second connection that is used while the
+// first still carries requests, or that opens longer before the first
+// closes, is still a violation.
+const ConnReorder = 20 * time.Millisecond
+
 // checkConnections: RuleConnections, connections open at once per host.
 func (a *auditor) checkConnections(conns []Conn) {
 	firstReq := map[int]*Request{}
+	lastStart := map[int]time.Time{} // connection ID -> its last request's start
 	for i := range a.reqs {
-		if _, ok := firstReq[a.reqs[i].Conn]; !ok && a.reqs[i].Conn != 0 {
-			firstReq[a.reqs[i].Conn] = &a.reqs[i]
+		r := &a.reqs[i]
+		if r.Conn == 0 {
+			continue
+		}
+		if _, ok := firstReq[r.Conn]; !ok {
+			firstReq[r.Conn] = r
+		}
+		if s := startOf(r); s.After(lastStart[r.Conn]) {
+			lastStart[r.Conn] = s
 		}
 	}
 	for host, cs := range connsByHost(conns) {
@@ -643,6 +666,9 @@ func (a *auditor) checkConnections(conns []Conn) {
 		for k, c := range cs {
 			var open []Conn
 			for _, o := range cs[:k] {
+				if !o.Closed.IsZero() && !o.Closed.After(c.Opened.Add(ConnReorder)) && !lastStart[o.ID].After(c.Opened) {
+					continue // closed, or idle and its close recorded within ConnReorder of c's opening
+				}
 				if o.Closed.IsZero() || o.Closed.After(c.Opened) {
 					open = append(open, o)
 				}

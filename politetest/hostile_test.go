@@ -436,3 +436,39 @@ func TestAuditRobotsAnsweredAtTheHangUp(t *testing.T) {
 		t.Error(rep)
 	}
 }
+
+// A host's idle connection whose close the web recorded a few milliseconds
+// after the next connection opened (loopback packets taken in out of order
+// on a loaded machine) was closed first; one that still carried a request
+// after the opening, closed later than ConnReorder after it, or never
+// closed was not (RuleConnections).
+func TestConnectionsRule_CloseRecordedJustAfterTheNextOpening(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	opening := at.Add(100 * time.Millisecond)
+	for _, c := range []struct {
+		name        string
+		closed      time.Time // zero: never
+		lastRequest time.Time
+		want        int
+	}{
+		{"idle, close recorded 5 ms late", opening.Add(5 * time.Millisecond), at.Add(50 * time.Millisecond), 0},
+		{"idle, close recorded at ConnReorder", opening.Add(ConnReorder), at.Add(50 * time.Millisecond), 0},
+		{"idle, close recorded past ConnReorder", opening.Add(ConnReorder + time.Millisecond), at.Add(50 * time.Millisecond), 1},
+		{"a request after the next opening", opening.Add(5 * time.Millisecond), opening.Add(time.Millisecond), 1},
+		{"never closed", time.Time{}, at.Add(50 * time.Millisecond), 1},
+	} {
+		conns := []Conn{
+			{ID: 1, Host: "a.example", Opened: at, Closed: c.closed},
+			{ID: 2, Host: "a.example", Opened: opening},
+		}
+		reqs := []Request{
+			{Host: "a.example", Path: "/robots.txt", Conn: 1, Arrived: at.Add(time.Millisecond)},
+			{Host: "a.example", Path: "/feed.xml", Conn: 1, Arrived: c.lastRequest},
+			{Host: "a.example", Path: "/news/1/", Conn: 2, Arrived: opening.Add(100 * time.Millisecond)},
+		}
+		if got := audit(Policy{}, reqs, conns).Count(RuleConnections); got != c.want {
+			t.Errorf("%s: %d connection violations, want %d", c.name, got, c.want)
+		}
+	}
+}
