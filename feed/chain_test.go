@@ -64,6 +64,15 @@ func (c skipClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
+// At is After for a wait given as an instant (the pacer's turn).
+func (c skipClock) At(t time.Time) <-chan time.Time {
+	ch := c.Manual.At(t)
+	if d := t.Sub(c.Now()); d > 0 && d <= c.skip {
+		c.Advance(d)
+	}
+	return ch
+}
+
 // TestChain_S4_SuspendedHostFeedStillRead: a host that refused five
 // articles in a row is suspended for articles (S4), yet its feed, read
 // through the client's Doer for feeds, is still read on its schedule, every
