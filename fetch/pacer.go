@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
@@ -71,6 +72,15 @@ type Pacer struct {
 	// ScheduleTimeout bounds each call to the Schedule. 0:
 	// DefaultScheduleTimeout.
 	ScheduleTimeout time.Duration
+	// AnswerGrace is how long a request already written to its host is
+	// still awaited once its caller has given up (its context cancelled,
+	// its deadline passed): the caller gets its context's error at once,
+	// the answer is read in the background, where the layers below observe
+	// it (the ledger records a refusal on its way), and the turn goes back
+	// when the answer has come or the grace has run out. A request not yet
+	// written is abandoned at once. 0: DefaultAnswerGrace; negative: none
+	// (the request ends with its caller).
+	AnswerGrace time.Duration
 
 	mu    sync.Mutex
 	hosts map[string]*paceState
@@ -116,6 +126,16 @@ func (p *Pacer) draw() time.Duration {
 		return lo
 	}
 	return lo + mrand.N(hi-lo+1)
+}
+
+// DefaultAnswerGrace is a Pacer's AnswerGrace when unset.
+const DefaultAnswerGrace = 5 * time.Second
+
+func (p *Pacer) answerGrace() time.Duration {
+	if p.AnswerGrace == 0 {
+		return DefaultAnswerGrace
+	}
+	return max(p.AnswerGrace, 0)
 }
 
 func (p *Pacer) scheduleTimeout() time.Duration {
@@ -421,14 +441,87 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	} else {
 		req = req.WithContext(httptrace.WithClientTrace(ctx, t.trace()))
 	}
-	resp, err := next(nextRT).RoundTrip(req)
-	if err != nil {
-		t.end(true)
-		return nil, err
+	grace := p.answerGrace()
+	if grace == 0 {
+		resp, err := next(nextRT).RoundTrip(req)
+		if err != nil {
+			t.end(true)
+			return nil, err
+		}
+		rb.rc = resp.Body
+		resp.Body = rb
+		return resp, nil
 	}
-	rb.rc = resp.Body
-	resp.Body = rb
-	return resp, nil
+	return p.await(nextRT, req, rb, grace)
+}
+
+// await sends req with a context of its own, which keeps req's values and
+// ends grace after req's deadline, and waits for the answer while req's
+// context lives. If that context ends first:
+//
+//   - a request not yet written is stopped, and ends as it would have;
+//   - one written whose answer has not begun is left to finish in the
+//     background, for grace at most, holding the turn (see AnswerGrace),
+//     and the caller gets its context's error at once;
+//   - one whose answer has begun is stopped, and the caller gets what the
+//     layers below made of it.
+//
+// Once the answer has come, the caller's context ends the body at once, as
+// it would have.
+func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
+	ctx := req.Context()
+	t := &rb.turn
+	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
+	if dl, ok := ctx.Deadline(); ok {
+		var stopDL context.CancelFunc
+		inner, stopDL = context.WithDeadline(inner, dl.Add(grace))
+		stopOuter := stop
+		stop = func() { stopDL(); stopOuter() }
+	}
+	var answering atomic.Bool
+	inner = httptrace.WithClientTrace(inner, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := next(nextRT).RoundTrip(req.WithContext(inner))
+		done <- answer{resp, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		if t.hasSent() && !answering.Load() {
+			timer := time.AfterFunc(grace, stop)
+			go func() {
+				a := <-done
+				timer.Stop()
+				if a.err == nil {
+					a.resp.Body.Close() // the layers below have observed the answer
+				}
+				stop()
+				t.end(true)
+			}()
+			return nil, ctx.Err()
+		}
+		stop()
+		a = <-done
+	}
+	if a.err != nil {
+		stop()
+		t.end(true)
+		if ctx.Err() != nil && errors.Is(a.err, context.Canceled) && !errors.Is(a.err, ctx.Err()) {
+			return nil, ctx.Err() // stopped for the caller: the caller's reason
+		}
+		return nil, a.err
+	}
+	rb.caller, rb.stop = ctx, stop
+	rb.unlink = context.AfterFunc(ctx, stop)
+	rb.rc = a.resp.Body
+	a.resp.Body = rb
+	return a.resp, nil
 }
 
 // turn is one request's turn at its host, granted by a Pacer, and the one
@@ -664,21 +757,38 @@ func turnFrom(ctx context.Context) *turn {
 type releaseBody struct {
 	rc   io.ReadCloser
 	turn turn
+	// Set by await: the caller's context, the request's own context's
+	// cancel, and the link that cancels it when the caller's ends.
+	caller context.Context
+	stop   context.CancelFunc
+	unlink func() bool
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
+		if b.caller != nil && b.caller.Err() != nil && errors.Is(err, context.Canceled) {
+			err = b.caller.Err() // the caller's reason, not the link's
+		}
 		b.turn.end(false)
+		if b.unlink != nil {
+			b.unlink()
+		}
 	} else {
 		b.turn.renew()
 	}
 	return n, err
 }
 
+// Close gives the turn back, and ends the request's own context (after the
+// last read: what reads the body may still be decoding what it has).
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
 	b.turn.end(false)
+	if b.unlink != nil {
+		b.unlink()
+		b.stop()
+	}
 	return err
 }
 
