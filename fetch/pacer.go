@@ -493,7 +493,7 @@ func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 	select {
 	case a = <-done:
 	case <-ctx.Done():
-		if t.hasSent() && !answering.Load() {
+		if t.written() && !answering.Load() {
 			timer := time.AfterFunc(grace, stop)
 			go func() {
 				a := <-done
@@ -578,6 +578,7 @@ type turn struct {
 	over   bool        // the request has ended
 	back   bool        // the slot has been given back
 	sent   *tracedConn // the connection the request's bytes went out on (base transport only)
+	heard  bool        // net/http's trace said the request was written (a Pacer alone)
 }
 
 // hasSent reports whether the turn's request went out on a connection.
@@ -585,6 +586,14 @@ func (t *turn) hasSent() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.sent != nil
+}
+
+// written reports whether the turn's request has been written, as the base
+// transport or net/http's trace reports it.
+func (t *turn) written() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sent != nil || t.heard
 }
 
 // maySendOn reports whether the turn's request may be written on c: it has
@@ -670,7 +679,7 @@ func (t *turn) gotConn() {
 
 func (t *turn) wrote() {
 	t.mu.Lock()
-	t.wire = true
+	t.wire, t.heard = true, true
 	t.mu.Unlock()
 	t.p.markStart(t)
 }
