@@ -92,4 +92,10 @@
 //
 // Time comes from one clock ([WithClock], any [Clock]): every instant the chain
 // records comes from it, and every wait ends with its context.
+//
+// A caller who gives up (its context cancelled, its deadline passed) gets its
+// context's error at once. A request already written whose answer has not
+// begun is still awaited, for [Pacer.AnswerGrace], in the background: the
+// publisher's answer, a refusal above all, is observed and recorded, and the
+// host's turn is not given back before it comes. Nothing more is sent for it.
 package fetch
