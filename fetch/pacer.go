@@ -471,12 +471,12 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
 	ctx := req.Context()
 	t := &rb.turn
-	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var inner context.Context
+	var stop context.CancelFunc
 	if dl, ok := ctx.Deadline(); ok {
-		var stopDL context.CancelFunc
-		inner, stopDL = context.WithDeadline(inner, dl.Add(grace))
-		stopOuter := stop
-		stop = func() { stopDL(); stopOuter() }
+		inner, stop = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(grace))
+	} else {
+		inner, stop = context.WithCancel(context.WithoutCancel(ctx))
 	}
 	var answering atomic.Bool
 	inner = httptrace.WithClientTrace(inner, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})

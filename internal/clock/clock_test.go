@@ -79,7 +79,23 @@ func TestUntilCountsFromTheInstant(t *testing.T) {
 	if got := <-at; !got.Equal(due.Add(2 * time.Minute)) {
 		t.Fatalf("Until fired at %v", got)
 	}
-	if got := <-Until(Real{}, time.Now().Add(-time.Second)); got.IsZero() {
-		t.Fatal("Until on Real did not fire for a past instant")
+
+	// A clock without At is asked for the time left from its own reading.
+	var plain Clock = struct{ Clock }{m}
+	if _, ok := plain.(At); ok {
+		t.Fatal("the wrapped clock still has At")
+	}
+	at = Until(plain, m.Now().Add(2*time.Minute))
+	m.Advance(time.Minute)
+	select {
+	case <-at:
+		t.Fatal("Until without At fired a minute early")
+	default:
+	}
+	m.Advance(time.Minute)
+	select {
+	case <-at:
+	default:
+		t.Fatal("Until without At did not fire at its instant")
 	}
 }
