@@ -110,6 +110,7 @@ func TestScheduleConformance_Miniredis(t *testing.T) {
 }
 
 func TestScheduleConformance_Server(t *testing.T) {
+	requireServer(t)
 	fetchtest.RunSchedule(t, func(t *testing.T, _ func() time.Time) fetch.Schedule {
 		s := realStore(t)
 		s.CallerClock = true // a real server's clock cannot be moved: the suite's clock is the callers'
@@ -122,6 +123,7 @@ func TestLedgerConformance_Miniredis(t *testing.T) {
 }
 
 func TestLedgerConformance_Server(t *testing.T) {
+	requireServer(t)
 	backofftest.Run(t, func() backoff.Store { return realStore(t).Ledger() })
 }
 
@@ -130,6 +132,7 @@ func TestValidatorConformance_Miniredis(t *testing.T) {
 }
 
 func TestValidatorConformance_Server(t *testing.T) {
+	requireServer(t)
 	fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return realStore(t).Validators() })
 }
 
@@ -138,6 +141,7 @@ func TestRobotsConformance_Miniredis(t *testing.T) {
 }
 
 func TestRobotsConformance_Server(t *testing.T) {
+	requireServer(t)
 	robotstest.Run(t, func(t *testing.T) robots.Store { return realStore(t).Robots() })
 }
 
@@ -150,6 +154,7 @@ func TestStateConformance_Miniredis(t *testing.T) {
 }
 
 func TestStateConformance_Server(t *testing.T) {
+	requireServer(t)
 	crawltest.Run(t, func(t *testing.T) crawl.State {
 		s := realStore(t)
 		s.CallerClock = true // the suite's instants are months from the server's clock

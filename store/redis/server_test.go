@@ -148,11 +148,9 @@ var (
 	prefixes   atomic.Int64
 )
 
-// realStore returns a Store over the package's shared redis-server (started
-// on first use, stopped by TestMain), with a prefix of its own, so every
-// caller sees an empty store.
-func realStore(t testing.TB) *Store {
-	t.Helper()
+// shared starts the package's shared redis-server on first use (TestMain
+// stops it), and says why there is none.
+func shared() (*server, string) {
 	sharedOnce.Do(func() {
 		var err error
 		sharedSrv, err = launch(0, "")
@@ -163,8 +161,28 @@ func realStore(t testing.TB) *Store {
 			sharedErr = noServer
 		}
 	})
-	if sharedSrv == nil {
-		t.Skip(sharedErr)
+	return sharedSrv, sharedErr
+}
+
+// requireServer skips t when the shared redis-server cannot run. A test
+// whose subtests call realStore calls it first, in the parent: a subtest
+// cannot skip its parent (a factory handed no *testing.T of its own would
+// skip the parent from inside a subtest, which panics), and a suite that
+// cannot run is one skip, not one per subtest.
+func requireServer(t testing.TB) {
+	t.Helper()
+	if srv, why := shared(); srv == nil {
+		t.Skip(why)
+	}
+}
+
+// realStore returns a Store over the package's shared redis-server (started
+// on first use, stopped by TestMain), with a prefix of its own, so every
+// caller sees an empty store; it skips t when there is no server.
+func realStore(t testing.TB) *Store {
+	t.Helper()
+	if srv, why := shared(); srv == nil {
+		t.Skip(why)
 	}
 	c := goredis.NewClient(&goredis.Options{Addr: sharedSrv.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
