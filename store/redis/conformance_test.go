@@ -7,47 +7,20 @@ package redis
 
 import (
 	"testing"
-	"time"
 
-	"github.com/politefetch/politefetch/backoff"
-	"github.com/politefetch/politefetch/backoff/backofftest"
-	"github.com/politefetch/politefetch/crawl"
-	"github.com/politefetch/politefetch/crawl/crawltest"
-	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/fetch/fetchtest"
-	"github.com/politefetch/politefetch/robots"
-	"github.com/politefetch/politefetch/robots/robotstest"
+	"github.com/politefetch/politefetch/store/storetest"
 )
 
-func TestScheduleConformance_Server(t *testing.T) {
+// TestConformance_Server runs every suite of the parts a Store hands out
+// (the ledger, robots.txt entries, validators, the schedule, the crawl state)
+// on a real redis-server, each check on a fresh key prefix. The schedule's and
+// the state's suites set instants months from the server's clock, which a real
+// server's cannot follow: the Store takes its callers' clock (CallerClock).
+func TestConformance_Server(t *testing.T) {
 	requireServer(t)
-	fetchtest.RunSchedule(t, func(t *testing.T, _ func() time.Time) fetch.Schedule {
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
 		s := realStore(t)
-		s.CallerClock = true // a real server's clock cannot be moved: the suite's clock is the callers'
-		return s.Schedule()
-	})
-}
-
-func TestLedgerConformance_Server(t *testing.T) {
-	requireServer(t)
-	backofftest.Run(t, func() backoff.Store { return realStore(t).Ledger() })
-}
-
-func TestValidatorConformance_Server(t *testing.T) {
-	requireServer(t)
-	fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return realStore(t).Validators() })
-}
-
-func TestRobotsConformance_Server(t *testing.T) {
-	requireServer(t)
-	robotstest.Run(t, func(t *testing.T) robots.Store { return realStore(t).Robots() })
-}
-
-func TestStateConformance_Server(t *testing.T) {
-	requireServer(t)
-	crawltest.Run(t, func(t *testing.T) crawl.State {
-		s := realStore(t)
-		s.CallerClock = true // the suite's instants are months from the server's clock
-		return s.State()
+		s.CallerClock = true
+		return s
 	})
 }
