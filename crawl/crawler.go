@@ -133,8 +133,9 @@ type Crawler struct {
 	HostQueue int
 	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
 	QueueSize int
-	// Extractors bounds the articles of one pass extracted at once, each
-	// in a goroutine that ends with its extraction. 0: DefaultExtractors.
+	// Extractors bounds the articles of one pass extracted at once: the
+	// pass runs that many extractors, which end with it. 0:
+	// DefaultExtractors.
 	Extractors int
 	// Starting bounds the passes starting at once. A pass holds one of
 	// these turns from its start until its first request is written (its
