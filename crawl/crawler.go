@@ -471,18 +471,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 			if err != nil {
 				continue
 			}
-			sc, err := c.state.Schedule(ctx, id)
-			if err != nil {
-				c.emit(Event{Kind: EventStoreError, Source: id, Err: err})
-				sc = Schedule{NextTrigger: now.Add(time.Minute)}
-			}
-			due := sc.NextTrigger
-			if src.Backlog != nil && sc.NextBacklog.Before(due) {
-				due = sc.NextBacklog
-			}
-			if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
-				due = sc.Embargo // an embargoed article is read as soon as it lifts
-			}
+			due := c.due(ctx, &src, now)
 			heldMu.Lock()
 			if h := held[id]; due.Before(h) {
 				due = h
@@ -521,6 +510,25 @@ func (c *Crawler) Run(ctx context.Context) error {
 		case <-wake:
 		}
 	}
+}
+
+// due is when the source's next pass is due, as its schedule in the State
+// says: its trigger, its backlog or an embargo lifting, whichever comes
+// first. A State that does not answer makes it due a minute from now.
+func (c *Crawler) due(ctx context.Context, src *Source, now time.Time) time.Time {
+	sc, err := c.state.Schedule(ctx, src.ID)
+	if err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+		sc = Schedule{NextTrigger: now.Add(time.Minute)}
+	}
+	due := sc.NextTrigger
+	if src.Backlog != nil && sc.NextBacklog.Before(due) {
+		due = sc.NextBacklog
+	}
+	if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
+		due = sc.Embargo // an embargoed article is read as soon as it lifts
+	}
+	return due
 }
 
 // hostOf is the frontier key of a URL: its host, as the chain keys it.
