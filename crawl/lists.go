@@ -36,104 +36,28 @@ func keepsExcerpts(src *Source) bool { return src.Policy.Preset != Vault }
 // the State returned it, once it is recorded.
 func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport, add func(RefState)) {
 	rep.TriggerRead = true
+	t := &triggerRead{c: c, src: src, rep: rep, add: add}
 	sent := c.clk.Now()
-	slowed := false
-	// read: some read of the trigger reached the publisher, or was refused
-	// by a decision of the chain's. A trigger none of whose reads did stays
-	// due: the failure was ours (see ours), and Run tries again after
-	// RetryAfterError instead of waiting out the interval.
-	read := false
-	// Each list's validators are kept only once its references are
-	// recorded (see listDoer).
-	doer := func(k fetch.Kind) (*reachDoer, *listDoer) {
-		l := c.newListDoer(src, k)
-		return &reachDoer{next: l}, l
-	}
-	fail := func(u string, err error, reached bool) {
-		if rep.Trigger.Err == nil {
-			rep.Trigger.Err = err
-		}
-		if !reached && ours(err) {
-			rep.Trigger.Unsent++
-		} else {
-			read = true
-		}
-		slowed = slowed || slowedBy(err)
-		c.emit(Event{Kind: EventTriggerFailed, Source: src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
-	}
 	// A source with a backlog: a trigger naming an article the list named
 	// adds its identifier to the same record, where the identifiers are compared.
-	var byURL map[string]string
 	if src.Backlog != nil {
 		refs, err := c.state.Refs(ctx, src.ID)
 		if err != nil {
-			fail("", err, false)
+			t.fail("", err, false)
 			rep.triggerDue = true
 			return
 		}
-		byURL = make(map[string]string, len(refs))
+		t.byURL = make(map[string]string, len(refs))
 		for _, r := range refs {
-			byURL[r.URL] = r.Key
+			t.byURL[r.URL] = r.Key
 		}
 	}
 	if len(src.Trigger.Feeds) > 0 {
-		d, list := doer(fetch.KindFeed)
-		r := &feed.Reader{Client: d, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
-		for _, u := range src.Trigger.Feeds {
-			res, err := r.Read(ctx, u)
-			if err != nil {
-				c.keep(ctx, src, list, false)
-				fail(u, err, d.take())
-				continue
-			}
-			read = true
-			if res.NotModified {
-				rep.Trigger.NotModified++
-				c.emit(Event{Kind: EventNotModified, Source: src.ID, Host: hostOf(u), URL: u})
-				continue
-			}
-			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(u), URL: u, Count: len(res.Feed.Items)})
-			recorded := true
-			for _, it := range res.Feed.Items {
-				r := RefState{URL: it.Link, FeedID: it.ID, Published: it.Published}
-				if keepsExcerpts(src) {
-					ex := it.Excerpt()
-					r.Excerpt = &ex
-				}
-				if c.see(ctx, src, it.ID, r, &rep.Trigger, byURL, add) != nil {
-					recorded = false
-				}
-			}
-			c.keep(ctx, src, list, recorded)
-		}
+		t.feeds(ctx)
 	} else {
-		spec := *src.Trigger.API
-		spec.MaxPages = 1
-		d, list := doer(fetch.KindAPI)
-		w := &feed.APIWalker{Client: d, Spec: spec, Keep: src.Params, Clock: c.clk}
-		n, failed, recorded := 0, false, true
-		for ref, err := range w.Walk(ctx, feed.Stop{}) {
-			if err != nil && pastFirstPage(err) {
-				break // the first page was read, and its references yielded
-			}
-			if err != nil {
-				fail(spec.URL, err, d.take())
-				failed = true
-				break
-			}
-			read = true
-			n++
-			if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, byURL, add) != nil {
-				recorded = false
-			}
-		}
-		c.keep(ctx, src, list, recorded && !failed)
-		if !failed {
-			read = true // an empty list is a read too
-			c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
-		}
+		t.api(ctx)
 	}
-	if !read {
+	if !t.read {
 		// Nothing reached the publisher: the trigger stays due, and its
 		// last read and the site's slow-down stay as they were.
 		rep.triggerDue = true
@@ -143,7 +67,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport,
 		sc.LastTrigger = sent
 		sc.NextTrigger = sent.Add(src.interval())
 		sc.Slowed = time.Time{}
-		if slowed {
+		if t.slowed {
 			sc.Slowed = sc.NextTrigger
 		}
 	}); err != nil {
@@ -151,6 +75,109 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport,
 		// the interval has passed, whatever the State still says.
 		rep.triggerHold = sent.Add(src.interval())
 		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+	}
+}
+
+// triggerRead is one read of a source's trigger, its feeds or its API list.
+type triggerRead struct {
+	c     *Crawler
+	src   *Source
+	rep   *PassReport
+	add   func(RefState)
+	byURL map[string]string // known references' keys by URL; nil without a backlog
+	// read: some read of the trigger reached the publisher, or was refused
+	// by a decision of the chain's. A trigger none of whose reads did stays
+	// due: the failure was ours (see ours), and Run tries again after
+	// RetryAfterError instead of waiting out the interval.
+	read   bool
+	slowed bool // the site asked us to slow down or refused us
+}
+
+// doer returns the Doer a list of kind k is read through. Each list's
+// validators are kept only once its references are recorded (see
+// listDoer).
+func (t *triggerRead) doer(k fetch.Kind) (*reachDoer, *listDoer) {
+	l := t.c.newListDoer(t.src, k)
+	return &reachDoer{next: l}, l
+}
+
+// fail records a read of u that failed with err; reached says whether the
+// request reached the publisher.
+func (t *triggerRead) fail(u string, err error, reached bool) {
+	if t.rep.Trigger.Err == nil {
+		t.rep.Trigger.Err = err
+	}
+	if !reached && ours(err) {
+		t.rep.Trigger.Unsent++
+	} else {
+		t.read = true
+	}
+	t.slowed = t.slowed || slowedBy(err)
+	t.c.emit(Event{Kind: EventTriggerFailed, Source: t.src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
+}
+
+// feeds reads each of the trigger's feeds and records its items.
+func (t *triggerRead) feeds(ctx context.Context) {
+	c, src, rep := t.c, t.src, t.rep
+	d, list := t.doer(fetch.KindFeed)
+	r := &feed.Reader{Client: d, RefsOnly: !keepsExcerpts(src), Keep: src.Params}
+	for _, u := range src.Trigger.Feeds {
+		res, err := r.Read(ctx, u)
+		if err != nil {
+			c.keep(ctx, src, list, false)
+			t.fail(u, err, d.take())
+			continue
+		}
+		t.read = true
+		if res.NotModified {
+			rep.Trigger.NotModified++
+			c.emit(Event{Kind: EventNotModified, Source: src.ID, Host: hostOf(u), URL: u})
+			continue
+		}
+		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(u), URL: u, Count: len(res.Feed.Items)})
+		recorded := true
+		for _, it := range res.Feed.Items {
+			r := RefState{URL: it.Link, FeedID: it.ID, Published: it.Published}
+			if keepsExcerpts(src) {
+				ex := it.Excerpt()
+				r.Excerpt = &ex
+			}
+			if c.see(ctx, src, it.ID, r, &rep.Trigger, t.byURL, t.add) != nil {
+				recorded = false
+			}
+		}
+		c.keep(ctx, src, list, recorded)
+	}
+}
+
+// api reads the first page of the trigger's API list and records its
+// references.
+func (t *triggerRead) api(ctx context.Context) {
+	c, src, rep := t.c, t.src, t.rep
+	spec := *src.Trigger.API
+	spec.MaxPages = 1
+	d, list := t.doer(fetch.KindAPI)
+	w := &feed.APIWalker{Client: d, Spec: spec, Keep: src.Params, Clock: c.clk}
+	n, failed, recorded := 0, false, true
+	for ref, err := range w.Walk(ctx, feed.Stop{}) {
+		if err != nil && pastFirstPage(err) {
+			break // the first page was read, and its references yielded
+		}
+		if err != nil {
+			t.fail(spec.URL, err, d.take())
+			failed = true
+			break
+		}
+		t.read = true
+		n++
+		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, t.byURL, t.add) != nil {
+			recorded = false
+		}
+	}
+	c.keep(ctx, src, list, recorded && !failed)
+	if !failed {
+		t.read = true // an empty list is a read too
+		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
 	}
 }
 

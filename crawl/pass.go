@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http/httptrace"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/extract"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/sharecheck"
+	"golang.org/x/sync/errgroup"
 )
 
 // PassReport is what one pass of one source did.
@@ -87,15 +87,59 @@ func (c *Crawler) limits() (ttl time.Duration, reads, failures, hostQ, q, ex int
 	return
 }
 
-// pass runs one pass of src under its lease.
 // passMode says what a pass does beyond what is due.
 type passMode struct {
 	forceTrigger bool // read the trigger even if it is not due
 	triggerOnly  bool // read the trigger only: no backlog, no article
 }
 
+// pass is one pass of one source under its lease. It reads what is due of
+// the source's lists (run), then the source's pending articles through four
+// stages, each a method, under one errgroup (readArticles):
+//
+//   - schedule: the feeder, which queues each pending reference, from this
+//     pass's trigger as it is read and then from the State, on its host's
+//     queue (starting the host's reader), or straight for extraction when
+//     only the excerpt may be kept;
+//   - fetch: one reader per host (hostReaders), alive while its queue
+//     lasts, reading each article once;
+//   - extract: Extractors workers turning what was read into articles, and
+//     handing them to the image stage (images.go);
+//   - deposit: one depositor settling each article in turn.
+//
+// Bounded queues join the stages, so a slow stage holds the ones before it
+// back. The schedule stage closes extractQ once it and every reader are
+// done; the extract stage closes depositQ once it and the image checks are.
+type pass struct {
+	c    *Crawler
+	src  *Source
+	mode passMode
+	rep  *PassReport
+	num  uint64 // the lease's pass number
+	ttl  time.Duration
+	held *heldLease
+
+	maxReads, maxFailures, hostQ, nex int
+
+	// Set by readArticles for the stages.
+	get      fetch.GetOption // the source's, for every article read
+	stop     context.CancelFunc
+	gate     *failGate
+	extractQ chan *job // read (or excerpt-only), waiting for an extractor
+	depositQ chan *job // extracted, waiting for the depositor
+	stages   *passStages
+	images   *imageStage
+	readers  errgroup.Group // the fetch stage's goroutines
+
+	// The schedule stage's alone.
+	hosts   map[string]*hostQueue
+	queued  map[string]bool // keys given a job in this pass
+	embargo time.Time       // the earliest embargo not lifted
+}
+
+// pass runs one pass of src under its lease.
 func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassReport, error) {
-	ttl, _, _, _, _, _ := c.limits()
+	ttl, maxReads, maxFailures, hostQ, _, nex := c.limits()
 	started := c.startTurn(ctx)
 	if started == nil {
 		return &PassReport{Source: src.ID, Start: c.clk.Now(), Err: ctx.Err()}, ctx.Err()
@@ -128,33 +172,71 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 		rep.Err = fmt.Errorf("%w: %s", ErrInactive, src.ID)
 		return rep, rep.Err
 	}
-	held := &heldLease{expires: lease.Expires, cancel: cancel}
-	renew.Add(1)
-	go func() {
-		defer renew.Done()
-		for {
-			select {
-			case <-pctx.Done():
-				return
-			case <-c.clk.After(ttl / 3):
-			}
-			l, err := c.state.RenewLease(pctx, src.ID, c.owner, c.clk.Now(), ttl)
-			if err != nil {
-				if pctx.Err() == nil {
-					c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Err: err})
-				}
-				cancel() // never two passes at once: stop before the next request
-				return
-			}
-			held.renewed(l.Expires)
-		}
-	}()
+	p := &pass{
+		c: c, src: &src, mode: mode, rep: rep, num: lease.Pass, ttl: ttl,
+		held:     &heldLease{expires: lease.Expires, cancel: cancel},
+		maxReads: maxReads, maxFailures: maxFailures, hostQ: hostQ, nex: nex,
+	}
+	renew.Go(func() { p.renew(pctx) })
 	c.emit(Event{Kind: EventPassStarted, Source: src.ID, Count: int(lease.Pass)})
+	return c.endPass(rep, p.run(ctx, pctx, started))
+}
 
+// renew renews the pass's lease every third of its TTL until ctx (the
+// pass's) ends. A renewal refused or failed ends the pass before its next
+// request: never two passes of one source at once.
+func (p *pass) renew(ctx context.Context) {
+	c := p.c
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.clk.After(p.ttl / 3):
+		}
+		l, err := c.state.RenewLease(ctx, p.src.ID, c.owner, c.clk.Now(), p.ttl)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.emit(Event{Kind: EventLeaseLost, Source: p.src.ID, Err: err})
+			}
+			p.held.cancel()
+			return
+		}
+		p.held.renewed(l.Expires)
+	}
+}
+
+// run reads what is due of the source's lists, then its articles. ctx is
+// the caller's; pctx the pass's, which ends too when the lease is lost or
+// the source deactivated. started gives back the pass's turn to start.
+func (p *pass) run(ctx, pctx context.Context, started func()) error {
+	c, src := p.c, p.src
 	sc, err := c.state.Schedule(pctx, src.ID)
 	if err != nil {
-		return c.endPass(rep, err)
+		return err
 	}
+	announce := p.readLists(pctx, sc, started)
+	if err := pctx.Err(); err != nil {
+		return c.passErr(ctx, src.ID, err)
+	}
+	if p.mode.triggerOnly {
+		return nil
+	}
+	err = p.readArticles(pctx, announce)
+	if err == nil {
+		err = pctx.Err()
+	}
+	if err != nil {
+		err = c.passErr(ctx, src.ID, err)
+	}
+	return err
+}
+
+// readLists walks the backlog and reads the trigger, as far as each is due.
+// When the trigger is the last list the pass reads, it is not read here: the
+// returned announce reads it while the article stages run, giving each
+// pending reference to add as it is recorded. Otherwise announce is nil.
+func (p *pass) readLists(pctx context.Context, sc Schedule, started func()) (announce func(add func(RefState))) {
+	c, src, rep, mode := p.c, p.src, p.rep, p.mode
 	now := c.clk.Now()
 	// An API backlog first, when due: at start-up it knows nothing and
 	// lists every reference with its identifier, which the trigger's then
@@ -167,7 +249,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	// written: its host's TLS set-up is done by then.
 	tctx := httptrace.WithClientTrace(pctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { started() }})
 	if backlogDue && !sitemap {
-		c.walkBacklog(tctx, &src, rep)
+		c.walkBacklog(tctx, src, rep)
 	}
 	triggerDue := mode.forceTrigger || !sc.NextTrigger.After(now)
 	// When the trigger is the last list the pass reads, its articles go to
@@ -175,36 +257,22 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	// as soon as its interval allows, however long the State takes to
 	// record the rest. A sitemap walked after the trigger completes what
 	// is known of its references first.
-	var announce func(add func(RefState))
 	switch {
 	case triggerDue && !mode.triggerOnly && !(backlogDue && sitemap):
 		announce = func(add func(RefState)) {
-			c.readTrigger(tctx, &src, rep, add)
+			c.readTrigger(tctx, src, rep, add)
 			started() // nothing was written, or the turn is back already
 		}
 	case triggerDue:
-		c.readTrigger(tctx, &src, rep, nil)
+		c.readTrigger(tctx, src, rep, nil)
 		started()
 	default:
 		started()
 	}
 	if backlogDue && sitemap {
-		c.walkBacklog(pctx, &src, rep)
+		c.walkBacklog(pctx, src, rep)
 	}
-	if err := pctx.Err(); err != nil {
-		return c.endPass(rep, c.passErr(ctx, src.ID, err))
-	}
-	if mode.triggerOnly {
-		return c.endPass(rep, nil)
-	}
-	err = c.readArticles(pctx, &src, lease.Pass, held, rep, announce)
-	if err == nil {
-		err = pctx.Err()
-	}
-	if err != nil {
-		err = c.passErr(ctx, src.ID, err)
-	}
-	return c.endPass(rep, err)
+	return announce
 }
 
 // passErr says why a pass's context ended: the caller's, a deactivation, or
@@ -256,13 +324,14 @@ type job struct {
 	image    *sharecheck.Result // the story's share image, checked (images.go)
 }
 
-// readArticles reads every pending article of the source through the
-// stages: per-host readers, extractors, one depositor. announce, when set,
-// reads the trigger while the stages run, giving each pending reference to
-// the readers as it is recorded; the other pending references follow once it
-// is done.
-func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, held *heldLease, rep *PassReport, announce func(add func(RefState))) error {
-	_, maxReads, maxFailures, hostQ, qsize, nex := c.limits()
+// readArticles reads every pending article of the source through the four
+// stages (see pass). announce, when set, reads the trigger while the stages
+// run, giving each pending reference to the readers as it is recorded; the
+// other pending references follow once it is done. It returns the first
+// error of the State's that ended the pass early, else the schedule stage's.
+func (p *pass) readArticles(ctx context.Context, announce func(add func(RefState))) error {
+	c, src := p.c, p.src
+	_, _, _, _, qsize, _ := c.limits()
 	fsrc := src.fetchSource()
 	if src.Read.Method == ReadCMSAPI {
 		v, err := src.Read.Credential.Resolve()
@@ -274,18 +343,20 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		}
 		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
 	}
-	srcOpt := fetch.WithSource(fsrc) // one for every read of the pass
+	p.get = fetch.WithSource(fsrc) // one for every read of the pass
 
 	stop, stopPass := context.WithCancel(ctx)
 	defer stopPass()
-	gate := newFailGate(maxFailures)
-	context.AfterFunc(stop, gate.close)
-	extractQ := make(chan *job, qsize)
-	depositQ := make(chan *job, qsize)
-	ps := &passStages{extractQ: extractQ, depositQ: depositQ}
-	ps.Stage = Stage{Source: src.ID, Pass: pass}
+	p.stop = stopPass
+	p.gate = newFailGate(p.maxFailures)
+	context.AfterFunc(stop, p.gate.close)
+	p.extractQ, p.depositQ = make(chan *job, qsize), make(chan *job, qsize)
+	p.stages = &passStages{extractQ: p.extractQ, depositQ: p.depositQ}
+	p.stages.Stage = Stage{Source: src.ID, Pass: p.num}
+	p.hosts, p.queued = map[string]*hostQueue{}, map[string]bool{}
+	p.images = c.imageStage(stop, src, p.depositQ)
 	c.mu.Lock()
-	c.stages[src.ID] = ps
+	c.stages[src.ID] = p.stages
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -293,167 +364,176 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		c.mu.Unlock()
 	}()
 
-	// Goroutines: the feeder (this pass's trigger, then the State's pending
-	// references) queueing jobs; one reader per host (hostReaders), started
-	// with the host's first job and alive while its queue lasts; one
-	// dispatcher handing what is read to extractions, each a goroutine of
-	// its own that ends with it, at most nex at once; the depositor is this
-	// goroutine. The feeder and the readers hold live: the last of them to
-	// end closes extractQ.
-	var live atomic.Int64
-	live.Store(1) // the feeder's
-	done := func() {
-		if live.Add(-1) == 0 {
-			close(extractQ)
-		}
+	// The stages before the depositor end by themselves once their input
+	// does; a stop (the State failing, MaxFailures reached, ctx) ends the
+	// readers at their next article, and the depositor drains what is
+	// under way. The depositor is this goroutine.
+	g, gctx := errgroup.WithContext(stop)
+	g.Go(func() error { return p.schedule(ctx, gctx, announce) })
+	g.Go(func() error { p.extract(); return nil })
+	err := p.deposit(ctx)
+	if gerr := g.Wait(); err == nil {
+		err = gerr
 	}
-	hosts := map[string]*hostQueue{} // the feeder's alone
-	startReader := func(h string, hq *hostQueue) {
-		var left atomic.Int32
-		left.Store(hostReaders)
-		for range hostReaders {
-			live.Add(1)
-			go func() {
-				defer done()
-				defer func() {
-					if left.Add(-1) == 0 {
-						ps.waiting.Add(-int64(hq.left()))
-						ps.hosts.Add(-1)
-					}
-				}()
-				for {
-					j := hq.take()
-					if j == nil {
-						return
-					}
-					ps.waiting.Add(-1)
-					if !gate.enter() {
-						hq.stop()
-						return
-					}
-					if !held.valid(c.clk.Now()) {
-						// The lease ran out before it could be renewed:
-						// another owner may hold it now, so nothing more
-						// is sent.
-						c.emit(Event{Kind: EventLeaseLost, Source: src.ID, Host: h})
-						hq.stop()
-						return
-					}
-					c.read(stop, src, pass, maxReads, srcOpt, j)
-					if j.cooldown {
-						// The host is cooling down or suspended: its other
-						// articles wait for the next pass, and the other
-						// hosts go on.
-						hq.stop()
-					}
-					select {
-					case extractQ <- j:
-					case <-stop.Done():
-						hq.stop()
-						return
-					}
-				}
-			}()
+	return err
+}
+
+// schedule is the schedule stage: it queues the references announce gives
+// (the trigger's, as they are recorded) and then every pending one the State
+// holds, waits for the fetch stage to read them, and closes extractQ. ctx is
+// the pass's, for the State; stop ends when the pass stops. It returns the
+// State's error if it could not list the pending references or record the
+// embargo; what was queued is read all the same.
+func (p *pass) schedule(ctx, stop context.Context, announce func(add func(RefState))) error {
+	defer close(p.extractQ)
+	defer p.readers.Wait()
+	defer func() {
+		for _, hq := range p.hosts {
+			hq.close()
 		}
+	}()
+	add := func(r RefState) { p.add(stop, r) }
+	if announce != nil {
+		announce(add)
 	}
-	queued := map[string]bool{} // keys given a job in this pass
-	var embargo time.Time
-	add := func(r RefState) {
-		if r.Outcome != Pending || queued[r.Key] {
-			return
+	c, src := p.c, p.src
+	refs, err := c.state.Refs(ctx, src.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		add(r)
+	}
+	if src.Embargo {
+		return c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) { sc.Embargo = p.embargo })
+	}
+	return nil
+}
+
+// add queues one pending reference, once per pass: on its host's queue,
+// starting the host's reader with its first, or for extraction when only
+// its excerpt may be kept. An embargoed reference waits for a later pass,
+// and one past HostQueue for the next.
+func (p *pass) add(stop context.Context, r RefState) {
+	c, src, rep := p.c, p.src, p.rep
+	if r.Outcome != Pending || p.queued[r.Key] {
+		return
+	}
+	p.queued[r.Key] = true
+	if src.Embargo && r.Published.After(c.clk.Now()) {
+		rep.Embargoed++
+		if p.embargo.IsZero() || r.Published.Before(p.embargo) {
+			p.embargo = r.Published
 		}
-		queued[r.Key] = true
-		if src.Embargo && r.Published.After(c.clk.Now()) {
-			rep.Embargoed++
-			if embargo.IsZero() || r.Published.Before(embargo) {
-				embargo = r.Published
-			}
-			c.emit(Event{Kind: EventEmbargoed, Source: src.ID, URL: r.URL, Key: r.Key, Reason: "embargoed until " + r.Published.UTC().Format(time.RFC3339) + ""})
-			return
+		c.emit(Event{Kind: EventEmbargoed, Source: src.ID, URL: r.URL, Key: r.Key, Reason: "embargoed until " + r.Published.UTC().Format(time.RFC3339) + ""})
+		return
+	}
+	j := &job{ref: r, url: articleURL(src, r)}
+	if !src.FullText {
+		j.excerpt = true // excerpt-only: no read
+		select {
+		case p.extractQ <- j:
+		case <-stop.Done():
 		}
-		j := &job{ref: r, url: articleURL(src, r)}
-		if !src.FullText {
-			j.excerpt = true // excerpt-only: no read
-			select {
-			case extractQ <- j:
-			case <-stop.Done():
-			}
-			return
-		}
-		j.host = hostOf(j.url)
-		hq := hosts[j.host]
-		if hq != nil && hq.added >= hostQ {
-			rep.Deferred++
-			return
-		}
-		rep.Queued++
-		if hq == nil {
-			hq = newHostQueue()
-			hosts[j.host] = hq
-			ps.hosts.Add(1)
-			ps.waiting.Add(1)
-			hq.add(j)
-			startReader(j.host, hq)
-			return
-		}
+		return
+	}
+	j.host = hostOf(j.url)
+	hq := p.hosts[j.host]
+	if hq != nil && hq.added >= p.hostQ {
+		rep.Deferred++
+		return
+	}
+	rep.Queued++
+	ps := p.stages
+	if hq == nil {
+		hq = newHostQueue(hostReaders)
+		p.hosts[j.host] = hq
+		ps.hosts.Add(1)
 		ps.waiting.Add(1)
-		if !hq.add(j) {
-			ps.waiting.Add(-1) // the host stopped: left for the next pass
+		hq.add(j)
+		for range hostReaders {
+			p.readers.Go(func() error { p.fetch(stop, j.host, hq); return nil })
 		}
+		return
 	}
-	var feedErr error
-	fed := make(chan struct{})
-	go func() {
-		defer close(fed)
-		defer done()
-		defer func() {
-			for _, hq := range hosts {
-				hq.close()
-			}
-		}()
-		if announce != nil {
-			announce(add)
+	ps.waiting.Add(1)
+	if !hq.add(j) {
+		ps.waiting.Add(-1) // the host stopped: left for the next pass
+	}
+}
+
+// fetch is one reader of the fetch stage: it reads host h's articles in
+// turn, while the failure gate lets it and the lease holds, and hands each
+// to the extract stage. A host cooling down or suspended stops its queue:
+// its other articles wait for the next pass, and the other hosts go on.
+func (p *pass) fetch(stop context.Context, h string, hq *hostQueue) {
+	c, ps := p.c, p.stages
+	defer func() {
+		if hq.leave() {
+			ps.waiting.Add(-int64(hq.left()))
+			ps.hosts.Add(-1)
 		}
-		refs, err := c.state.Refs(ctx, src.ID)
-		if err != nil {
-			feedErr = err
+	}()
+	for {
+		j := hq.take()
+		if j == nil {
 			return
 		}
-		for _, r := range refs {
-			add(r)
+		ps.waiting.Add(-1)
+		if !p.gate.enter() {
+			hq.stop()
+			return
 		}
-		if src.Embargo {
-			if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) { sc.Embargo = embargo }); err != nil {
-				feedErr = err
+		if !p.held.valid(c.clk.Now()) {
+			// The lease ran out before it could be renewed: another owner
+			// may hold it now, so nothing more is sent.
+			c.emit(Event{Kind: EventLeaseLost, Source: p.src.ID, Host: h})
+			hq.stop()
+			return
+		}
+		c.read(stop, p.src, p.num, p.maxReads, p.get, j)
+		if j.cooldown {
+			hq.stop()
+		}
+		select {
+		case p.extractQ <- j:
+		case <-stop.Done():
+			hq.stop()
+			return
+		}
+	}
+}
+
+// extract is the extract stage: Extractors workers, each taking the next
+// job from extractQ, extracting it and handing it to the image stage, which
+// sends it on to the depositor. A worker takes a job only when it is free,
+// so what waits for an extractor waits in extractQ. It closes depositQ once
+// every job is through.
+func (p *pass) extract() {
+	var g errgroup.Group
+	for range p.nex {
+		g.Go(func() error {
+			for j := range p.extractQ {
+				p.c.extract(p.src, j)
+				p.images.send(p.c, p.src, j)
 			}
-		}
-	}()
-	images := c.imageStage(stop, src, depositQ)
-	go func() {
-		// A slot is had before a job is taken, so the dispatcher never
-		// holds one: what waits for an extractor waits in extractQ.
-		slots := make(chan struct{}, nex) // extractions under way
-		var extracting sync.WaitGroup
-		for {
-			slots <- struct{}{}
-			j, ok := <-extractQ
-			if !ok {
-				break
-			}
-			extracting.Add(1)
-			go func() {
-				defer extracting.Done()
-				defer func() { <-slots }()
-				c.extract(src, j)
-				images.send(c, src, j)
-			}()
-		}
-		extracting.Wait()
-		images.wait()
-		close(depositQ)
-	}()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	p.images.wait()
+	close(p.depositQ)
+}
+
+// deposit is the deposit stage: it settles each job in turn until depositQ
+// is closed, counts the deposit failures, and stops the pass once
+// MaxFailures of them are consecutive, or when the State fails, whose first
+// error it returns. A source deactivated or withdrawn while the pass ran
+// keeps nothing read since.
+func (p *pass) deposit(ctx context.Context) error {
+	c, src, rep := p.c, p.src, p.rep
 	var storeErr error
-	for j := range depositQ {
+	for j := range p.depositQ {
 		if !c.isActive(src.ID) {
 			// Deactivated or withdrawn while the pass ran: what was read
 			// since is not kept.
@@ -462,30 +542,26 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 		failed, err := c.settle(ctx, src, j, rep)
 		if err != nil && storeErr == nil {
 			storeErr = err
-			stopPass()
+			p.stop()
 		}
 		n := -1
 		if failed != nil {
-			n, err = c.state.Failure(context.WithoutCancel(ctx), src.ID, pass, *failed)
+			n, err = c.state.Failure(context.WithoutCancel(ctx), src.ID, p.num, *failed)
 			if err != nil {
 				if storeErr == nil {
 					storeErr = err
 				}
 				n = -1
-				stopPass()
-			} else if n >= maxFailures && !rep.Stopped {
+				p.stop()
+			} else if n >= p.maxFailures && !rep.Stopped {
 				rep.Stopped = true
 				c.emit(Event{Kind: EventPassStopped, Source: src.ID, Count: n})
-				stopPass()
+				p.stop()
 			}
 		}
 		if !j.excerpt {
-			gate.leave(n)
+			p.gate.leave(n)
 		}
-	}
-	<-fed
-	if storeErr == nil {
-		storeErr = feedErr
 	}
 	return storeErr
 }

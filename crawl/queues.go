@@ -151,14 +151,24 @@ type hostQueue struct {
 	cond    sync.Cond
 	jobs    []*job
 	added   int // jobs ever added (jobs holds those not yet taken)
+	readers int // readers still at work
 	closed  bool
 	stopped bool
 }
 
-func newHostQueue() *hostQueue {
-	q := &hostQueue{}
+// newHostQueue returns an empty queue for the given number of readers.
+func newHostQueue(readers int) *hostQueue {
+	q := &hostQueue{readers: readers}
 	q.cond.L = &q.mu
 	return q
+}
+
+// leave says one reader has ended; true for the last.
+func (q *hostQueue) leave() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.readers--
+	return q.readers == 0
 }
 
 // add queues j; false when the queue was stopped, and j left out.

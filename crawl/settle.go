@@ -81,10 +81,19 @@ func serverRefused(res *fetch.Result) bool {
 // says whether the outcome counts as a deposit failure (nil: neither a
 // failure nor a success, as when nothing was sent).
 func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassReport) (failed *bool, err error) {
-	yes, no := true, false
 	ctx = context.WithoutCancel(ctx)
 	now := c.clk.Now()
 	ev := Event{Source: src.ID, Host: j.host, URL: j.url, Key: j.ref.Key}
+	if j.skipped || j.excerpt || j.err != nil || !j.res.Complete() {
+		return c.settleUnread(ctx, src, j, rep, ev, now)
+	}
+	return c.settleRead(ctx, src, j, rep, ev, now)
+}
+
+// settleUnread settles an article with no complete read: skipped, kept as
+// its excerpt only, refused, or failed.
+func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *PassReport, ev Event, now time.Time) (failed *bool, err error) {
+	yes, no := true, false
 	switch {
 	case j.skipped:
 		rep.Skipped++
@@ -122,7 +131,7 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 		}
 		c.emit(ev)
 		return &yes, nil
-	case !j.res.Complete():
+	default: // a read, but not a complete one
 		rep.Failed++
 		ev.Kind, ev.Status, ev.Err = EventFailed, j.res.Status, j.res.Depositable()
 		if serverRefused(j.res) {
@@ -134,6 +143,12 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 		c.emit(ev)
 		return &yes, nil
 	}
+}
+
+// settleRead settles an article read in full: excluded when gated, a
+// mismatch when its identifiers disagree, else deposited.
+func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *PassReport, ev Event, now time.Time) (failed *bool, err error) {
+	yes, no := true, false
 	ev.Status = j.res.Status
 	if j.article != nil && j.article.Access == extract.Gated {
 		rep.Excluded++
