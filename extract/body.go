@@ -22,19 +22,33 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 		return
 	}
 	blocks, named := detect(body, false)
-	if n := textLen(blocks); n < minBody && named {
+	if n := proseLen(blocks); n < thinBody && named {
 		// Names misled the detector (a wrapper called "ad-container"):
 		// measure again by the text alone, and keep that if it finds more.
-		if alt, _ := detect(body, true); textLen(alt) > 2*n {
+		if alt, _ := detect(body, true); proseLen(alt) > 2*n {
 			blocks = alt
 		}
 	}
 	a.Blocks = dropEmptySections(dropHeadline(blocks, a.Headline.Value, documentTitle(doc)))
 }
 
-// minBody is the length of text, in bytes, under which the detector tries
-// again without the hints of class and id names.
-const minBody = 250
+// thinBody is the length of running text, in bytes, under which a body is
+// implausibly thin and the detector tries another candidate.
+const thinBody = 250
+
+// proseLen is the length of the running text of blocks: paragraphs, quotes
+// and preformatted text, not lists, tables or headings, which a page of
+// teasers or links is made of too.
+func proseLen(blocks []Block) int {
+	n := 0
+	for _, b := range blocks {
+		switch b.Kind {
+		case Paragraph, Quote, Preformatted:
+			n += len(b.Text)
+		}
+	}
+	return n
+}
 
 // detect measures body's elements, chooses the body's containers and renders
 // them. With plain set, class and id names are not read (hidden elements and
@@ -609,7 +623,7 @@ func classWeight(n *html.Node) float64 {
 		switch at.Key {
 		case "class", "id":
 			if nameFlags(at.Val)&(1<<wordContent) != 0 {
-				w += 10
+				w += 50
 			}
 		case "itemprop":
 			if at.Val == "articleBody" {
