@@ -148,6 +148,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
 	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
@@ -344,8 +345,14 @@ func (c *Client) HTTPClient() *http.Client {
 	return &hc
 }
 
-// Close closes the idle connections. The Client must not be used afterwards.
+// Close ends what the Client still does in the background and closes its
+// idle connections. The requests a caller gave up on after they were written
+// (awaited for their answer grace, see the package doc) are hung up on, and
+// the bodies still open are ended; Close waits for the goroutines that
+// awaited them, a few seconds at most. The Client must not be used
+// afterwards.
 func (c *Client) Close() error {
+	c.pacer.close()
 	c.base.CloseIdleConnections()
 	return nil
 }

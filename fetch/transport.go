@@ -376,6 +376,9 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			ht.mu.Lock()
 			ht.first = now
 			ht.mu.Unlock()
+			if ht.turn != nil {
+				ht.turn.answered()
+			}
 		},
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
