@@ -390,6 +390,8 @@ func WithSource(s Source) GetOption {
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
+	call.result = new(resultRecord)
+	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -417,7 +419,8 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res.Hops, res.Timings = call.rec.take()
 	res.Timings.Total = time.Since(start)
 	if res.bodyErr == nil && !res.NotModified {
-		res.Proof = proofOf(res, readAt)
+		res.Proof = &call.result.proof
+		*res.Proof = proofOf(res, readAt)
 	}
 	c.logger.LogAttrs(req.Context(), slog.LevelDebug, "fetched", slog.String("url", res.FinalURL), slog.Int("status", res.Status),
 		slog.Int64("wire", res.Wire), slog.Duration("total", res.Timings.Total))
@@ -542,7 +545,11 @@ func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
 // newResult returns the Result of resp, the answer to call, before its body
 // is read.
 func newResult(call *callInfo, resp *http.Response) *Result {
-	res := &Result{
+	res := new(Result)
+	if call.result != nil {
+		res = &call.result.res
+	}
+	*res = Result{
 		URL:         call.urlString,
 		FinalURL:    call.urlString,
 		Status:      resp.StatusCode,
@@ -557,12 +564,12 @@ func newResult(call *callInfo, resp *http.Response) *Result {
 }
 
 // proofOf returns the proof of fetch of a complete res read at readAt.
-func proofOf(res *Result, readAt time.Time) *provenance.Proof {
+func proofOf(res *Result, readAt time.Time) provenance.Proof {
 	removed := res.CodingsRemoved
 	if removed == nil {
 		removed = []string{}
 	}
-	return &provenance.Proof{
+	return provenance.Proof{
 		Schema:         provenance.Schema,
 		RequestedURL:   res.URL,
 		FinalURL:       res.FinalURL,

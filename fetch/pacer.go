@@ -419,11 +419,19 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		closeBody(req)
 		return nil, err
 	}
-	// The turn lives in the body that gives it back (one allocation for both).
-	rb := &releaseBody{turn: turn{p: p, key: key, ctx: ctx}}
+	// The turn lives in the body that gives it back (one allocation for
+	// both, none for the first hop of a call, whose call holds it).
+	call := callFrom(ctx)
+	var rb *releaseBody
+	if call != nil {
+		rb = call.firstBody()
+	}
+	if rb == nil {
+		rb = new(releaseBody)
+	}
+	rb.turn = turn{p: p, key: key, ctx: ctx}
 	t := &rb.turn
 	waited, err := p.acquire(ctx, t, minGapFrom(ctx))
-	call := callFrom(ctx)
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
 	}

@@ -344,9 +344,17 @@ type hopRecorder struct {
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.Or(h.clock)
-	ht := &hopTrace{call: callFrom(ctx)}
-	if ht.call != nil {
-		ht.turn = ht.call.turn // this hop's: a later hop of the Get gets its own
+	call := callFrom(ctx)
+	var ht *hopTrace
+	if call != nil {
+		ht = call.firstTrace()
+	}
+	if ht == nil {
+		ht = new(hopTrace)
+	}
+	ht.call = call
+	if call != nil {
+		ht.turn = call.turn // this hop's: a later hop of the Get gets its own
 	}
 	ht.ct = httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
