@@ -545,9 +545,11 @@ func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
 // newResult returns the Result of resp, the answer to call, before its body
 // is read.
 func newResult(call *callInfo, resp *http.Response) *Result {
-	res := new(Result)
+	var res *Result
 	if call.result != nil {
 		res = &call.result.res
+	} else {
+		res = new(Result)
 	}
 	*res = Result{
 		URL:         call.urlString,

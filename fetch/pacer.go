@@ -356,8 +356,8 @@ func (p *Pacer) giveBack(t *turn, wire bool) {
 }
 
 // markStart moves t's host's latest start to now, if later, here and in the
-// shared Schedule: the request has just put load on the host.
-func (p *Pacer) markStart(t *turn) {
+// shared Schedule: the request has just put load on the host. It returns now.
+func (p *Pacer) markStart(t *turn) time.Time {
 	now := clock.Or(p.Clock).Now()
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil && now.After(st.last) {
@@ -372,6 +372,7 @@ func (p *Pacer) markStart(t *turn) {
 		_ = p.Schedule.Started(ctx, t.key, t.owner, now)
 		cancel()
 	}
+	return now
 }
 
 // sweepLocked drops the state of idle hosts whose interval has passed. It runs
@@ -672,23 +673,28 @@ type turn struct {
 	ttl     time.Duration
 	renewAt time.Time // when the lease is past half its life
 
-	mu     sync.Mutex
-	dials  int         // dials in progress on this turn's behalf
-	writes int         // writes of its request in progress (base transport only)
-	wire   bool        // something may have reached the host
-	over   bool        // the request has ended
-	back   bool        // the slot has been given back
-	sent   *tracedConn // the connection the request's bytes went out on (base transport only)
-	heard  bool        // net/http's trace said the request was written (a Pacer alone)
-	first  bool        // the answer's first byte has come
+	mu      sync.Mutex
+	dials   int         // dials in progress on this turn's behalf
+	writes  int         // writes of its request in progress (base transport only)
+	wire    bool        // something may have reached the host
+	over    bool        // the request has ended
+	back    bool        // the slot has been given back
+	sent    *tracedConn // the connection the request's bytes went out on (base transport only)
+	heard   bool        // net/http's trace said the request was written (a Pacer alone)
+	wroteAt time.Time   // when the request's bytes were written (base transport only)
+	firstAt time.Time   // when the answer's first byte came
 }
 
-// answered says the answer's first byte has come (net/http's
-// GotFirstResponseByte, reported by the hop recorder or, for a Pacer alone,
-// by the turn's own trace).
+// answered says the answer's first byte has come: the base transport's
+// connection reports it at its first read after the request's write, and,
+// for a Pacer alone, net/http's GotFirstResponseByte through the turn's
+// own trace.
 func (t *turn) answered() {
+	now := clock.Or(t.p.Clock).Now()
 	t.mu.Lock()
-	t.first = true
+	if t.firstAt.IsZero() {
+		t.firstAt = now
+	}
 	t.mu.Unlock()
 }
 
@@ -696,7 +702,15 @@ func (t *turn) answered() {
 func (t *turn) answering() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.first
+	return !t.firstAt.IsZero()
+}
+
+// times returns when the request was written on a connection of the base
+// transport and when its answer's first byte came (zero: not known).
+func (t *turn) times() (wrote, first time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wroteAt, t.firstAt
 }
 
 // hasSent reports whether the turn's request went out on a connection.
@@ -751,10 +765,11 @@ func (t *turn) beginWrite(c *tracedConn) error {
 // on c. The write is a start, recorded now, once the bytes are in the kernel;
 // then the turn is released if its request has ended meanwhile.
 func (t *turn) endWrite(c *tracedConn, sent bool) {
-	t.p.markStart(t)
+	now := t.p.markStart(t)
 	t.mu.Lock()
 	if sent && t.sent == nil {
 		t.sent = c
+		t.wroteAt = now
 	}
 	t.writes--
 	t.unlockGiveBackIfOver()
