@@ -550,7 +550,7 @@ func (c *Crawler) readArticles(ctx context.Context, src *Source, pass uint64, he
 			}
 			return err
 		}
-		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
+		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: fetch.NewSecret(v), Hosts: src.Admitted}
 	}
 	srcOpt := fetch.WithSource(fsrc) // one for every read of the pass
 

@@ -7,7 +7,9 @@ import (
 
 // Identity is the layer that sets the request headers, and only them:
 // User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
-// configured and the host is one of its hosts, and a Referer for an image
+// configured, the request is https and its host is one of the credential's hosts
+// (a credential that [Credential.Validate] refuses fails the request, and nothing
+// is sent), and a Referer for an image
 // fetched for an article. The request's own If-None-Match and
 // If-Modified-Since are kept (a conditional request someone above asked for);
 // every other header it carries — a cookie, a Referer added by a redirect, a
@@ -27,7 +29,11 @@ type Identity struct {
 	Next       http.RoundTripper // nil: http.DefaultTransport
 	UserAgent  string            // the full User-Agent, see Policy.UserAgent
 	Accept     string            // empty: DefaultAccept
-	Credential Credential        // replaced per call by a Get's Source
+	Credential Credential        // replaced per call by a Get's Source; sent over https only
+
+	// noCred refuses every credential (Policy.NoCredential): a request
+	// whose Source carries one fails before anything is sent.
+	noCred bool
 
 	once sync.Once
 	vals identityValues
@@ -74,9 +80,16 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		cred = &call.source.Credential
 	}
 	credHost := false
-	if cred.Header != "" && len(cred.Hosts) > 0 {
-		if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
-			credHost = true
+	if cred.Header != "" {
+		// A Source's credential reaches the chain unchecked: check it
+		// here, before anything is sent.
+		if err := id.check(cred); err != nil {
+			return nil, err
+		}
+		if cred.sendable(r.URL.Scheme) && len(cred.Hosts) > 0 {
+			if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
+				credHost = true
+			}
 		}
 	}
 	conditional := hasConditional(req.Header)
@@ -92,7 +105,7 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	h["Accept-Encoding"] = v.identity
 	if credHost {
-		h.Set(cred.Header, cred.Value)
+		h.Set(cred.Header, cred.Value.Reveal())
 	}
 	if call != nil && call.referer != "" {
 		h["Referer"] = []string{call.referer}
@@ -106,4 +119,16 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r.Header = h
 	return next(id.Next).RoundTrip(r)
+}
+
+// check returns the error of a credential this layer will not handle: one
+// Validate refuses, or any under a policy that sends none.
+func (id *Identity) check(c *Credential) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if id.noCred {
+		return &CredentialError{Field: "Header", Reason: "the policy sends no credential"}
+	}
+	return nil
 }
