@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"io"
 	"net/http"
 	"sync"
 )
@@ -95,7 +96,7 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	conditional := hasConditional(req.Header)
 	if !credHost && !conditional && (call == nil || call.accept == "" && call.referer == "") {
 		r.Header = v.plain
-		return next(id.Next).RoundTrip(r)
+		return checkedLocation(call, r, next(id.Next))
 	}
 	h := make(http.Header, 6)
 	h["User-Agent"] = v.ua
@@ -118,7 +119,26 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	r.Header = h
-	return next(id.Next).RoundTrip(r)
+	return checkedLocation(call, r, next(id.Next))
+}
+
+// checkedLocation sends r through rt; a redirect whose Location has a host
+// that cannot be parsed (percent-encoded, say) becomes a *RefusedError with
+// Reason InvalidHost, its body drained and closed, so that http.Client above
+// never fails on it with an error of bare text. A robots.txt fetch's answer
+// is left as it is: the robots.txt cache reads its redirects itself, and
+// records that one as a failure of the host's.
+func checkedLocation(call *callInfo, r *http.Request, rt http.RoundTripper) (*http.Response, error) {
+	resp, err := rt.RoundTrip(r)
+	if err != nil || (call != nil && call.kind == KindRobots) {
+		return resp, err
+	}
+	if rerr := locationRefusal(r, resp); rerr != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		return nil, rerr
+	}
+	return resp, nil
 }
 
 // check returns the error of a credential this layer will not handle: one
