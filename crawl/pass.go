@@ -341,7 +341,7 @@ func (p *pass) readArticles(ctx context.Context, announce func(add func(RefState
 			}
 			return err
 		}
-		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: v, Hosts: src.Admitted}
+		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: fetch.NewSecret(v), Hosts: src.Admitted}
 	}
 	p.get = fetch.WithSource(fsrc) // one for every read of the pass
 
