@@ -29,7 +29,7 @@ const (
 	DefaultRefreshGuard    = 5 * time.Minute
 	DefaultLeaseTTL        = 10 * time.Minute
 	DefaultMaxReads        = 3  // reads of one article per pass
-	DefaultMaxFailures     = 10 // consecutive deposit failures that stop a pass
+	DefaultMaxFailures     = 10 // consecutive failures of ours to deposit that stop a pass
 	DefaultHostQueue       = 1000
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
@@ -125,8 +125,10 @@ type Crawler struct {
 	// MaxReads bounds the reads of one article in one pass. 0:
 	// DefaultMaxReads.
 	MaxReads int
-	// MaxFailures is how many consecutive deposit failures stop a pass.
-	// 0: DefaultMaxFailures.
+	// MaxFailures is how many consecutive deposit failures stop a pass:
+	// our own failures to deposit (Deposits failing or refusing a write),
+	// never the publisher's answers, which fail their article only. 0:
+	// DefaultMaxFailures.
 	MaxFailures int
 	// HostQueue bounds the articles of one host queued in one pass. 0:
 	// DefaultHostQueue.

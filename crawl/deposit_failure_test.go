@@ -87,3 +87,72 @@ func TestCrawler_V12_FailedDepositReadAgainInFull(t *testing.T) {
 	}
 	audit(t, web, p)
 }
+
+// The publisher's failures are not ours: fifteen articles answered with a
+// 500 are each failed (and read again on a later pass), but the pass goes
+// on to read every one of them; the consecutive deposit failures that stop
+// a pass are our own (V12, document 003).
+func TestCrawler_V12_PublishersFailuresDoNotStopThePass(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("broken.example")
+	for range 15 {
+		a := s.AddArticle(politetest.Article{})
+		s.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.ServerError})
+	}
+	p := testPolicy(t, Vault, testInterval)
+	var ev events
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{siteSource(s.Name(), Vault, false)}, OnEvent: ev.on}
+	rep := mustPass(t, c, s.Name())
+	if rep.Stopped || rep.Failed != 15 || rep.Deposited != 0 {
+		t.Fatalf("report %+v, want 15 failed and the pass not stopped", rep)
+	}
+	if n := articleRequests(web, s.Name(), s.Articles()); n != 15 {
+		t.Fatalf("%d article requests, want all 15 read", n)
+	}
+	if n := len(ev.of(EventPassStopped)); n != 0 {
+		t.Fatalf("%d pass-stopped events, want none", n)
+	}
+	// None of them counted: the store's consecutive failures are still 0.
+	if n, err := c.StateStore().Failure(context.Background(), s.Name(), rep.Pass, true); err != nil || n != 1 {
+		t.Fatalf("store's consecutive failures after one more = %d, %v; want 1", n, err)
+	}
+	audit(t, web, p)
+}
+
+// After MaxFailures (10) consecutive failures of our own to deposit (the
+// Deposits store failing every write) the pass stops, having sent no read
+// past the tenth; the count is the store's, per pass (V12).
+func TestCrawler_V12_TenFailedDepositsStopThePass(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("full.example")
+	for range 15 {
+		s.AddArticle(politetest.Article{})
+	}
+	p := testPolicy(t, Vault, testInterval)
+	deps := &failingDeposits{}
+	deps.fails.Store(1000)
+	var ev events
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{siteSource(s.Name(), Vault, false)}, Deposits: deps, OnEvent: ev.on}
+	rep := mustPass(t, c, s.Name())
+	if !rep.Stopped || rep.Failed != 10 || rep.Deposited != 0 {
+		t.Fatalf("report %+v, want stopped after 10 failed deposits", rep)
+	}
+	if n := articleRequests(web, s.Name(), s.Articles()); n != 10 {
+		t.Fatalf("%d article requests, want 10", n)
+	}
+	if len(ev.of(EventPassStopped)) != 1 {
+		t.Fatal("no pass-stopped event")
+	}
+	for _, e := range ev.of(EventFailed) {
+		if !errors.Is(e.Err, errDepositFailed) {
+			t.Fatalf("failure event %+v, want the store's error", e)
+		}
+	}
+	// The counter is the store's: one more failure in that pass makes 11.
+	if n, err := c.StateStore().Failure(context.Background(), s.Name(), rep.Pass, true); err != nil || n != 11 {
+		t.Fatalf("store's consecutive failures after the pass = %d, %v; want 11", n, err)
+	}
+	audit(t, web, p)
+}

@@ -54,7 +54,11 @@
 // the extractors and the depositor, and the answer kept with the story in
 // [Deposit.Image]; no image is read for a digest or vault source. An article is read at most
 // [DefaultMaxReads] times in a pass, and [DefaultMaxFailures] consecutive
-// deposit failures stop the pass; both counts live in the State.
+// deposit failures stop the pass; both counts live in the State. Only our
+// own failures to deposit count (the [Deposits] store failing or refusing
+// a write): a publisher's answer that is not a complete 200 fails its
+// article, which is read again on a later pass, and the refusal ledger
+// slows the host down, but the pass goes on.
 //
 // What a crawl remembers lives in a [State] (schedules, leases, known
 // references with their first-seen instants, per-pass counters) and what

@@ -36,8 +36,8 @@ type PassReport struct {
 	Failed     int // read, but not a complete 200, or unreadable, or not stored
 	Skipped    int // already read MaxReads times in this pass
 	Embargoed  int // announced with an embargo that has not lifted: read on a later pass
-	// Stopped reports that MaxFailures consecutive deposit failures
-	// stopped the pass.
+	// Stopped reports that MaxFailures consecutive deposit failures (the
+	// Deposits store failing its writes) stopped the pass.
 	Stopped bool
 	// Err is why the pass could not run or ended early (a lease held
 	// elsewhere, a store error, ctx), or nil.

@@ -78,8 +78,12 @@ func serverRefused(res *fetch.Result) bool {
 }
 
 // settle decides what becomes of one article: it deposits, records, and
-// says whether the outcome counts as a deposit failure (nil: neither a
-// failure nor a success, as when nothing was sent).
+// says whether the article's deposit failed. Only our own failures to
+// deposit count (document 003, V12): failed is true when a write to the
+// Deposits store failed, false when one was made, and nil when nothing was
+// written, as for an answer of the publisher's that is not a complete 200,
+// which the per-article reads and the refusal ledger handle. err is the
+// State's, when it could not record the outcome.
 func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassReport) (failed *bool, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := c.clk.Now()
@@ -94,6 +98,17 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 // its excerpt only, refused, or failed.
 func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *PassReport, ev Event, now time.Time) (failed *bool, err error) {
 	yes, no := true, false
+	// The story as the feed tells it, where the publisher or the chain
+	// refused the article: a failure to keep it is ours.
+	excerptInstead := func() *bool {
+		if j.ref.Excerpt == nil {
+			return nil
+		}
+		if _, err := c.putExcerpt(ctx, src, j, now); err != nil {
+			return &yes
+		}
+		return &no
+	}
 	switch {
 	case j.skipped:
 		rep.Skipped++
@@ -119,10 +134,7 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			rep.Refused++
 			ev.Kind, ev.Reason, ev.Err = EventRefused, re.Reason.String(), j.err
 			c.emit(ev)
-			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now) // the story as the feed tells it
-			}
-			return nil, nil
+			return excerptInstead(), nil
 		}
 		rep.Failed++
 		ev.Kind, ev.Err = EventFailed, j.err
@@ -130,18 +142,18 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			ev.Status = j.res.Status
 		}
 		c.emit(ev)
-		return &yes, nil
+		return nil, nil // not ours to count: nothing was there to deposit
 	default: // a read, but not a complete one
 		rep.Failed++
 		ev.Kind, ev.Status, ev.Err = EventFailed, j.res.Status, j.res.Depositable()
 		if serverRefused(j.res) {
 			ev.Reason = "refused by the publisher"
-			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now)
-			}
+			kept := excerptInstead()
+			c.emit(ev)
+			return kept, nil
 		}
 		c.emit(ev)
-		return &yes, nil
+		return nil, nil // the publisher's answer, not a failure of ours
 	}
 }
 
@@ -154,14 +166,14 @@ func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *Pass
 		rep.Excluded++
 		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+""
 		c.emit(ev)
-		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 	}
 	if ok, ids := identifiersAgree(src, j.ref, j.article); !ok {
 		rep.Mismatched++
 		ev.Kind, ev.IDs = EventMismatch, ids
 		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q", ids[0], ids[1], ids[2])
 		c.emit(ev)
-		return &yes, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
+		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
 	}
 	d := &Deposit{
 		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
