@@ -123,7 +123,7 @@ func TestCrawler_V12_PublishersFailuresDoNotStopThePass(t *testing.T) {
 // After MaxFailures (10) consecutive failures of our own to deposit (the
 // Deposits store failing every write) the pass stops, having sent no read
 // past the tenth; the count is the store's, per pass (V12).
-func TestCrawler_V12_TenFailedDepositsStopThePass(t *testing.T) {
+func TestCrawler_V12_TenConsecutiveFailuresStopThePass(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
 	s := web.Site("full.example")
