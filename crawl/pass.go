@@ -568,6 +568,7 @@ func (p *pass) deposit(ctx context.Context) error {
 			continue
 		}
 		failed, err := c.settle(ctx, src, j, rep)
+		c.addTally(ctx, src.ID, readTally(j))
 		if err != nil && storeErr == nil {
 			storeErr = err
 			p.stop()

@@ -64,6 +64,31 @@ func (c *Crawler) extract(src *Source, j *job) {
 	}
 }
 
+// interrupted reports whether a read's error is its context's end (the
+// caller's cancellation, a lost lease, a deactivation), not a failure.
+func interrupted(err error) bool { return errors.Is(err, context.Canceled) }
+
+// readTally is what one article's job adds to its source's tally beside
+// what the State counts itself (the read's Attempt, the outcome): a refusal,
+// a failure of the read, a share image checked.
+func readTally(j *job) Tally {
+	var t Tally
+	var re *fetch.RefusedError
+	switch {
+	case j.skipped || j.excerpt:
+	case j.err != nil && errors.As(j.err, &re):
+		t.Refusals++
+	case j.err != nil && !interrupted(j.err):
+		t.Failures++
+	case j.err == nil && j.res != nil && !j.res.Complete():
+		t.Failures++
+	}
+	if j.image != nil {
+		t.ImageReads++
+	}
+	return t
+}
+
 // serverRefused reports a response that is the publisher refusing us.
 func serverRefused(res *fetch.Result) bool {
 	if res == nil {
@@ -135,6 +160,9 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			ev.Kind, ev.Reason, ev.Err = EventRefused, re.Reason.String(), j.err
 			c.emit(ev)
 			return excerptInstead(), nil
+		}
+		if interrupted(j.err) {
+			return nil, nil // cut short by the pass's end: read on a later pass
 		}
 		rep.Failed++
 		ev.Kind, ev.Err = EventFailed, j.err

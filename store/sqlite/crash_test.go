@@ -201,6 +201,22 @@ func TestCrashKill9_V12(t *testing.T) {
 			t.Fatalf("deposit %s was reported committed but is not in the file", k)
 		}
 	}
+	// The tallies are the file's, counted in the transactions of what they
+	// count: after twenty kills each source's deposits are its references
+	// settled as deposited, and every deposit was a read.
+	for _, site := range cfg.Sites {
+		tally, err := db.CrawlState().Tally(ctx, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var settled int
+		if err := db.r.QueryRow(`SELECT count(*) FROM crawl_ref WHERE source = ?1 AND outcome = 1`, site).Scan(&settled); err != nil {
+			t.Fatal(err)
+		}
+		if tally.Deposits != settled || tally.Reads < tally.Deposits {
+			t.Fatalf("%s: tally %+v after the kills, want %d deposits, each read", site, tally, settled)
+		}
+	}
 	// Nothing read twice: no article is asked for again once its deposit
 	// was reported committed.
 	for _, r := range web.Requests() {
