@@ -57,6 +57,7 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport,
 	} else {
 		t.api(ctx)
 	}
+	c.addTally(ctx, src.ID, t.tally)
 	if !t.read {
 		// Nothing reached the publisher: the trigger stays due, and its
 		// last read and the site's slow-down stay as they were.
@@ -90,7 +91,8 @@ type triggerRead struct {
 	// due: the failure was ours (see ours), and Run tries again after
 	// RetryAfterError instead of waiting out the interval.
 	read   bool
-	slowed bool // the site asked us to slow down or refused us
+	slowed bool  // the site asked us to slow down or refused us
+	tally  Tally // the reads answered
 }
 
 // doer returns the Doer a list of kind k is read through. Each list's
@@ -112,6 +114,9 @@ func (t *triggerRead) fail(u string, err error, reached bool) {
 	} else {
 		t.read = true
 	}
+	if reached {
+		t.tally.TriggerReads++
+	}
 	t.slowed = t.slowed || slowedBy(err)
 	t.c.emit(Event{Kind: EventTriggerFailed, Source: t.src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
 }
@@ -129,7 +134,9 @@ func (t *triggerRead) feeds(ctx context.Context) {
 			continue
 		}
 		t.read = true
+		t.tally.TriggerReads++
 		if res.NotModified {
+			t.tally.NotModified++
 			rep.Trigger.NotModified++
 			c.emit(Event{Kind: EventNotModified, Source: src.ID, Host: hostOf(u), URL: u})
 			continue
@@ -176,6 +183,7 @@ func (t *triggerRead) api(ctx context.Context) {
 	}
 	c.keep(ctx, src, list, recorded && !failed)
 	if !failed {
+		t.tally.TriggerReads++
 		t.read = true // an empty list is a read too
 		c.emit(Event{Kind: EventTriggerRead, Source: src.ID, Host: hostOf(spec.URL), URL: spec.URL, Count: n})
 	}

@@ -36,8 +36,8 @@ type PassReport struct {
 	Failed     int // read, but not a complete 200, or unreadable, or not stored
 	Skipped    int // already read MaxReads times in this pass
 	Embargoed  int // announced with an embargo that has not lifted: read on a later pass
-	// Stopped reports that MaxFailures consecutive deposit failures
-	// stopped the pass.
+	// Stopped reports that MaxFailures consecutive deposit failures (the
+	// Deposits store failing its writes) stopped the pass.
 	Stopped bool
 	// Err is why the pass could not run or ended early (a lease held
 	// elsewhere, a store error, ctx), or nil.
@@ -146,7 +146,7 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	}
 	defer started()
 	rep := &PassReport{Source: src.ID, Start: c.clk.Now()}
-	lease, err := c.state.AcquireLease(ctx, src.ID, c.owner, rep.Start, ttl)
+	lease, err := c.acquire(ctx, src.ID, rep.Start, ttl)
 	if err != nil {
 		rep.Err = err
 		return rep, err
@@ -182,9 +182,32 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	return c.endPass(rep, p.run(ctx, pctx, started))
 }
 
+// acquire takes the source's lease. A lease held by an owner of this
+// machine whose process is gone (killed, crashed: see ownerGone) is taken
+// over at once, by releasing it in that owner's name — a compare-and-set on
+// the owner, a no-op if the lease changed hands meanwhile — and acquiring
+// it anew; any other held lease is left to expire.
+func (c *Crawler) acquire(ctx context.Context, id string, now time.Time, ttl time.Duration) (Lease, error) {
+	l, err := c.state.AcquireLease(ctx, id, c.owner, now, ttl)
+	var le *LeaseError
+	if err == nil || !errors.As(err, &le) || !errors.Is(err, ErrLeaseHeld) || le.Held.Owner == c.owner || !ownerGone(c.self, le.Held.Owner) {
+		return l, err
+	}
+	if err := c.state.ReleaseLease(ctx, id, le.Held.Owner); err != nil {
+		return Lease{}, err
+	}
+	if l, err = c.state.AcquireLease(ctx, id, c.owner, now, ttl); err != nil {
+		return l, err
+	}
+	c.emit(Event{Kind: EventLeaseTakenOver, Source: id, Reason: "its owner's process is gone: " + le.Held.Owner})
+	return l, nil
+}
+
 // renew renews the pass's lease every third of its TTL until ctx (the
-// pass's) ends. A renewal refused or failed ends the pass before its next
-// request: never two passes of one source at once.
+// pass's) ends. A renewal refused (ErrLeaseLost) ends the pass before its
+// next request: never two passes of one source at once. A State that did
+// not answer is asked again at the next third while the lease still holds;
+// the readers stop by themselves once it has run out (heldLease.valid).
 func (p *pass) renew(ctx context.Context) {
 	c := p.c
 	for {
@@ -194,14 +217,19 @@ func (p *pass) renew(ctx context.Context) {
 		case <-c.clk.After(p.ttl / 3):
 		}
 		l, err := c.state.RenewLease(ctx, p.src.ID, c.owner, c.clk.Now(), p.ttl)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.emit(Event{Kind: EventLeaseLost, Source: p.src.ID, Err: err})
-			}
-			p.held.cancel()
+		switch {
+		case err == nil:
+			p.held.renewed(l.Expires)
+			continue
+		case ctx.Err() != nil:
 			return
+		case !errors.Is(err, ErrLeaseLost) && p.held.valid(c.clk.Now()):
+			c.emit(Event{Kind: EventStoreError, Source: p.src.ID, Err: err})
+			continue
 		}
-		p.held.renewed(l.Expires)
+		c.emit(Event{Kind: EventLeaseLost, Source: p.src.ID, Err: err})
+		p.held.cancel()
+		return
 	}
 }
 
@@ -540,6 +568,7 @@ func (p *pass) deposit(ctx context.Context) error {
 			continue
 		}
 		failed, err := c.settle(ctx, src, j, rep)
+		c.addTally(ctx, src.ID, readTally(j))
 		if err != nil && storeErr == nil {
 			storeErr = err
 			p.stop()

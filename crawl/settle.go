@@ -64,6 +64,31 @@ func (c *Crawler) extract(src *Source, j *job) {
 	}
 }
 
+// interrupted reports whether a read's error is its context's end (the
+// caller's cancellation, a lost lease, a deactivation), not a failure.
+func interrupted(err error) bool { return errors.Is(err, context.Canceled) }
+
+// readTally is what one article's job adds to its source's tally beside
+// what the State counts itself (the read's Attempt, the outcome): a refusal,
+// a failure of the read, a share image checked.
+func readTally(j *job) Tally {
+	var t Tally
+	var re *fetch.RefusedError
+	switch {
+	case j.skipped || j.excerpt:
+	case j.err != nil && errors.As(j.err, &re):
+		t.Refusals++
+	case j.err != nil && !interrupted(j.err):
+		t.Failures++
+	case j.err == nil && j.res != nil && !j.res.Complete():
+		t.Failures++
+	}
+	if j.image != nil {
+		t.ImageReads++
+	}
+	return t
+}
+
 // serverRefused reports a response that is the publisher refusing us.
 func serverRefused(res *fetch.Result) bool {
 	if res == nil {
@@ -78,8 +103,12 @@ func serverRefused(res *fetch.Result) bool {
 }
 
 // settle decides what becomes of one article: it deposits, records, and
-// says whether the outcome counts as a deposit failure (nil: neither a
-// failure nor a success, as when nothing was sent).
+// says whether the article's deposit failed. Only our own failures to
+// deposit count (document 003, V12): failed is true when a write to the
+// Deposits store failed, false when one was made, and nil when nothing was
+// written, as for an answer of the publisher's that is not a complete 200,
+// which the per-article reads and the refusal ledger handle. err is the
+// State's, when it could not record the outcome.
 func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassReport) (failed *bool, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := c.clk.Now()
@@ -94,6 +123,17 @@ func (c *Crawler) settle(ctx context.Context, src *Source, j *job, rep *PassRepo
 // its excerpt only, refused, or failed.
 func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *PassReport, ev Event, now time.Time) (failed *bool, err error) {
 	yes, no := true, false
+	// The story as the feed tells it, where the publisher or the chain
+	// refused the article: a failure to keep it is ours.
+	excerptInstead := func() *bool {
+		if j.ref.Excerpt == nil {
+			return nil
+		}
+		if _, err := c.putExcerpt(ctx, src, j, now); err != nil {
+			return &yes
+		}
+		return &no
+	}
 	switch {
 	case j.skipped:
 		rep.Skipped++
@@ -119,10 +159,10 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			rep.Refused++
 			ev.Kind, ev.Reason, ev.Err = EventRefused, re.Reason.String(), j.err
 			c.emit(ev)
-			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now) // the story as the feed tells it
-			}
-			return nil, nil
+			return excerptInstead(), nil
+		}
+		if interrupted(j.err) {
+			return nil, nil // cut short by the pass's end: read on a later pass
 		}
 		rep.Failed++
 		ev.Kind, ev.Err = EventFailed, j.err
@@ -130,18 +170,18 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			ev.Status = j.res.Status
 		}
 		c.emit(ev)
-		return &yes, nil
+		return nil, nil // not ours to count: nothing was there to deposit
 	default: // a read, but not a complete one
 		rep.Failed++
 		ev.Kind, ev.Status, ev.Err = EventFailed, j.res.Status, j.res.Depositable()
 		if serverRefused(j.res) {
 			ev.Reason = "refused by the publisher"
-			if j.ref.Excerpt != nil {
-				_, _ = c.putExcerpt(ctx, src, j, now)
-			}
+			kept := excerptInstead()
+			c.emit(ev)
+			return kept, nil
 		}
 		c.emit(ev)
-		return &yes, nil
+		return nil, nil // the publisher's answer, not a failure of ours
 	}
 }
 
@@ -154,14 +194,14 @@ func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *Pass
 		rep.Excluded++
 		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+""
 		c.emit(ev)
-		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 	}
 	if ok, ids := identifiersAgree(src, j.ref, j.article); !ok {
 		rep.Mismatched++
 		ev.Kind, ev.IDs = EventMismatch, ids
 		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q", ids[0], ids[1], ids[2])
 		c.emit(ev)
-		return &yes, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
+		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
 	}
 	d := &Deposit{
 		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
