@@ -29,12 +29,64 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 			blocks = alt
 		}
 	}
+	if n := proseLen(blocks); n < thinBody && expandTemplates(body, 0) {
+		// The body may be markup kept in a script for the page's own code
+		// to insert (Blogger keeps a post in a text/template script).
+		if alt, _ := detect(body, false); proseLen(alt) > 2*n {
+			blocks = alt
+		}
+	}
 	a.Blocks = dropEmptySections(dropHeadline(blocks, a.Headline.Value, documentTitle(doc)))
 }
 
 // thinBody is the length of running text, in bytes, under which a body is
 // implausibly thin and the detector tries another candidate.
 const thinBody = 250
+
+// expandTemplates replaces every <script> below n whose type names a
+// template of HTML (text/template, text/x-template) by the elements its
+// text parses to, inside a <div>, and reports whether it replaced any.
+func expandTemplates(n *html.Node, depth int) bool {
+	found := false
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && depth < maxDepth {
+			if c.DataAtom == atom.Script {
+				if t := strings.ToLower(attr(c, "type")); strings.HasPrefix(t, "text/") && strings.Contains(t, "template") && c.FirstChild != nil {
+					if expandTemplate(c) {
+						found = true
+					}
+				}
+			} else if expandTemplates(c, depth+1) {
+				found = true
+			}
+		}
+		c = next
+	}
+	return found
+}
+
+// expandTemplate puts the markup of script s in its place, as the children
+// of a <div>; it reports false, leaving s, when the text parses to nothing.
+func expandTemplate(s *html.Node) bool {
+	var b strings.Builder
+	for c := s.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	div := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := html.ParseFragment(strings.NewReader(b.String()), div)
+	if err != nil || len(nodes) == 0 {
+		return false
+	}
+	for _, c := range nodes {
+		div.AppendChild(c)
+	}
+	s.Parent.InsertBefore(div, s)
+	s.Parent.RemoveChild(s)
+	return true
+}
 
 // proseLen is the length of the running text of blocks: paragraphs, quotes
 // and preformatted text, not lists, tables or headings, which a page of
@@ -581,8 +633,14 @@ func classify(n *html.Node, plain bool) elementKind {
 			id = at.Val
 		case "role":
 			switch at.Val {
-			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "search", "dialog", "alert":
+			case "dialog", "alertdialog":
+				return kindDrop // a pop-up, shown over the page when it is shown at all
+			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "search", "alert":
 				return kindWeak
+			}
+		case "aria-modal":
+			if at.Val == "true" {
+				return kindDrop
 			}
 		}
 	}
@@ -629,11 +687,11 @@ var nameWords = map[string]uint8{
 	"promo": wordWidget, "promotion": wordWidget, "outbrain": wordWidget, "taboola": wordWidget,
 	"recommended": wordWidget, "recommendations": wordWidget, "sponsor": wordWidget, "sponsored": wordWidget,
 	"popular": wordWidget, "trending": wordWidget, "breadcrumb": wordWidget, "breadcrumbs": wordWidget,
-	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordWidget,
+	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordHard,
 	"modal": wordWidget, "paywall": wordWidget, "byline": wordWidget, "pagination": wordWidget, "pager": wordWidget,
 	"sharedaddy": wordWidget, "relatedposts": wordWidget, "skyscraper": wordWidget, "rss": wordWidget, "gallery": wordWidget, "slideshow": wordWidget, "carousel": wordWidget,
 	"lightbox":  wordWidget,
-	"copyright": wordWidget, "disclaimer": wordWidget, "legal": wordWidget, "overlay": wordWidget, "teaser": wordWidget,
+	"copyright": wordWidget, "disclaimer": wordWidget, "legal": wordWidget, "overlay": wordHard, "teaser": wordWidget,
 	"teasers": wordWidget, "readmore": wordWidget, "app": wordWidget, "apps": wordWidget, "download": wordWidget,
 	"pdf": wordWidget, "print": wordWidget, "login": wordWidget, "register": wordWidget, "optin": wordWidget,
 

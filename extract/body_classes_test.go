@@ -113,3 +113,33 @@ func TestBody_BoilerplateBoxesLeftOut(t *testing.T) {
 		not:  []string{"as a PDF", "in our app", "reproduced"},
 	}})
 }
+
+// newsletterText is a pop-up's pitch, long enough to read as an article.
+const newsletterText = `<p>Join forty thousand readers who start their day with our morning briefing, written by the editors, every weekday at six.</p>
+<p>You will get the five stories that matter, a long read for the weekend, and a puzzle, and you can leave with one click, whenever you like.</p>
+<p>We never share your address with anyone, and we will not send you offers from partners, advertisers or anybody else, ever.</p>
+<p>Sign up now and get our guide to the city's hidden restaurants, free, as a thank-you for joining, the day your first briefing arrives.</p>`
+
+func TestBody_HiddenPopupAndTemplateBodies(t *testing.T) {
+	checkBodies(t, []bodyCase{{
+		name: "PopupByClassIsNotTheArticle",
+		page: `<html><body><div class="newsletter-popup"><div class="inner">` + newsletterText + newsletterText + `</div></div>
+<div id="main"><div>` + articleParas + `</div></div></body></html>`,
+		want: []string{"keep the library open"},
+		not:  []string{"morning briefing"},
+	}, {
+		name: "DialogRoleIsNotTheArticle",
+		page: `<html><body><div role="dialog" class="box"><div class="inner">` + newsletterText + newsletterText + `</div></div>
+<div id="main"><div>` + articleParas + `</div></div></body></html>`,
+		want: []string{"keep the library open"},
+		not:  []string{"morning briefing"},
+	}, {
+		name: "BloggerPostInTextTemplateScript",
+		page: `<html><body><div class="header"><h1>Notes from the allotment</h1><p class="tagline">Growing things, badly, since 2009.</p></div>
+<div class="main"><div class="post"><script type="text/template">
+<div class="post-body entry-content"><p>The leeks went in on Saturday, a row of forty, each dropped into a hole made with the handle of an old spade.</p>
+<p>Watering them in is the whole trick: fill each hole to the brim, and leave the soil to settle around the stems by itself.</p></div>
+</script></div></div><div class="sidebar"><h2>Archive</h2><ul><li><a href="/2024">2024</a></li><li><a href="/2023">2023</a></li></ul></div></body></html>`,
+		want: []string{"The leeks went in on Saturday", "Watering them in"},
+	}})
+}
