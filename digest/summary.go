@@ -51,24 +51,39 @@ var ErrNoText = errors.New("digest: article has no text to summarize")
 //
 // The body is split into sentences ([Sentences]) block by block, leaving
 // out headings, lists, tables, captions and preformatted text, and the
-// standfirst (a block that is the page's own description). Each
-// sentence is scored by TextRank: a graph of the sentences, each edge
-// weighted by how many content words (lower-cased, stop words of English,
-// French and German left out, a plural's final s dropped) two sentences
-// share, normalized by their lengths; the rank is PageRank over it with a
-// teleport that prefers the start of the story (weight 1/(1+position)) and
-// sentences that share words with the headline, and the rank is then
-// weighed by 1/(1+position)^1.5, since news puts what matters first: the
-// lead sentence is nearly always kept, and the second is the one central
-// to the story among the next few. Sentences under four words, or over sixty, are left out
-// unless nothing else remains. The two best are returned in reading order.
+// standfirst (a block that is the page's own description).
+//
+// A story in French (its language tag, or without one, its commonest
+// words) is summarized by a model fitted to journalists' summaries of
+// French news: every candidate summary, one or two of the first twelve
+// sentences of four to sixty words, is scored by the sum of its
+// sentences' weighted features (position, the first sentence, how much
+// of the headline it holds, how central its words are to the story, its
+// length, whether it opens with a quotation, asks a question, speaks in
+// the first person, names a date or a figure) and the candidate's own
+// (one sentence or two, how much the two repeat each other, how much of
+// the limit they fill, whether the last is cut, how much of the headline
+// they cover together). The best is kept, in reading order; a last
+// sentence is cut to fit only if it keeps 60 characters.
+//
+// Other stories are ranked by TextRank: a graph of the sentences, each
+// edge weighted by how many content words (lower-cased, stop words of
+// English, French and German left out, a plural's final s dropped) two
+// sentences share, normalized by their lengths; the rank is PageRank over
+// it with a teleport that prefers the start of the story (weight
+// 1/(1+position)) and sentences that share words with the headline, and
+// the rank is then weighed by 1/(1+position)^1.5, since news puts what
+// matters first: the lead sentence is nearly always kept, and the second
+// is the one central to the story among the next few. Sentences under
+// four words, or over sixty, are left out unless nothing else remains.
+// The two best are returned in reading order; a sentence that would pass
+// the bound is dropped if another is kept.
 //
 // A summary never copies the whole body: when the body has two
 // sentences or fewer, the summary is the best one alone, and when the body
 // is a single sentence, its first half (at most MaxChars), ended by "…".
 // Every summary is at most MaxChars characters: a sentence that would
-// pass the bound is dropped if another is kept, else cut at a word and
-// ended by "…".
+// pass the bound is cut at a word and ended by "…".
 //
 // The zero value is ready to use and safe for concurrent use.
 type Extractive struct {
@@ -244,7 +259,8 @@ func prefix(s string, n int) string {
 }
 
 // Rank returns the indices of sentences, best first, as [Extractive]
-// scores them against the headline ("" for none).
+// ranks a story that is not in French by TextRank against the headline
+// ("" for none).
 func Rank(sentences []string, headline string) []int {
 	n := len(sentences)
 	bags := make([]map[string]int, n)
