@@ -76,8 +76,9 @@ var ErrNoText = errors.New("digest: article has no text to summarize")
 // matters first: the lead sentence is nearly always kept, and the second
 // is the one central to the story among the next few. Sentences under
 // four words, or over sixty, are left out unless nothing else remains.
-// The two best are returned in reading order; a sentence that would pass
-// the bound is dropped if another is kept.
+// The two best are returned in reading order; a second sentence that
+// would pass the bound is cut to fit if it keeps 60 characters, else
+// dropped for the next best.
 //
 // A summary never copies the whole body: when the body has two
 // sentences or fewer, the summary is the best one alone, and when the body
@@ -166,8 +167,9 @@ var (
 	otherWords  = set("the", "and", "of", "is", "to", "was", "for", "with", "der", "die", "und", "ist", "das", "den", "mit", "von")
 )
 
-// fitBody picks from the ranked indices at most two sentences that fit the
-// bound, never the whole body.
+// fitBody picks from the ranked indices at most two sentences within the
+// bound (a second cut only if it keeps minCut characters), never the
+// whole body.
 func fitBody(sents []string, ranked []int, limit int) []string {
 	switch len(sents) {
 	case 1:
@@ -179,8 +181,8 @@ func fitBody(sents []string, ranked []int, limit int) []string {
 	used := 0
 	for _, i := range ranked {
 		n := utf8.RuneCountInString(sents[i])
-		if len(keep) > 0 && used+1+n > limit {
-			continue
+		if len(keep) > 0 && used+n > limit && limit-used < minCut {
+			continue // it would be cut to a stub
 		}
 		keep = append(keep, i)
 		used += n + 1
