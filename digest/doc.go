@@ -8,9 +8,9 @@
 // [Extractive], is local and deterministic: it splits the body into
 // sentences ([Sentences], which knows the abbreviations, figures, quotation
 // marks and ellipses of English, French and German) and picks at most
-// two: in French, the pair a model fitted to journalists' summaries
-// scores best; in other languages, by TextRank over their shared words,
-// weighed towards the start of the story. [HTTP] asks a service of the user's (a language model behind an
+// two: in French and German, the pair a model fitted to journalists'
+// summaries scores best; in English and others, by TextRank over their
+// shared words, weighed towards the start of the story. [HTTP] asks a service of the user's (a language model behind an
 // endpoint) instead. Whoever summarizes, a card shows at most
 // [MaxSentences] sentences and at most [DefaultMaxChars] characters of a
 // story ([Bound]), and a summary is never the story's whole body: a body of

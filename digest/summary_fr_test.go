@@ -38,21 +38,22 @@ func TestExtractive_FrenchPicksTheNewsOverTheHook(t *testing.T) {
 	}
 }
 
-func TestIsFrench(t *testing.T) {
+func TestLanguage(t *testing.T) {
 	t.Parallel()
 	fr := Sentences(collapse(frArticle("").Blocks[0].Text))
 	en := []string{"The city opened its new tram line on Monday.", "The line links the station and the university."}
 	de := []string{"Die Stadt hat am Montag die neue Linie eröffnet.", "Die Linie verbindet den Bahnhof mit der Universität."}
 	for _, tt := range []struct {
-		lang  string
+		tag   string
 		sents []string
-		want  bool
+		want  string
 	}{
-		{"fr", en, true}, {"FR-ca", en, true}, {"en", fr, false}, {"de", fr, false}, {"fry", fr, false},
-		{"", fr, true}, {"", en, false}, {"", de, false}, {"", []string{"Oui."}, false},
+		{"fr", en, "fr"}, {"FR-ca", en, "fr"}, {"de_AT", en, "de"}, {"en", fr, "en"}, {"fry", fr, "fry"},
+		{"", fr, "fr"}, {"", en, "en"}, {"", de, "de"}, {"", []string{"Oui."}, ""},
+		{"", []string{"Le the et and la of der."}, ""},
 	} {
-		if got := isFrench(tt.lang, tt.sents); got != tt.want {
-			t.Errorf("isFrench(%q, %.30q) = %v, want %v", tt.lang, tt.sents[0], got, tt.want)
+		if got := language(tt.tag, tt.sents); got != tt.want {
+			t.Errorf("language(%q, %.30q) = %q, want %q", tt.tag, tt.sents[0], got, tt.want)
 		}
 	}
 }
