@@ -6,7 +6,7 @@
 // [digest.DefaultMaxChars] characters, as [digest.Bound] cuts any summary),
 // each system in the same run, overall and per language.
 //
-//	go run ./digest/internal/rougebench [-data NEWS.jsonl] [-out SUMMARIES.jsonl] [-v]
+//	go run ./digest/internal/rougebench [-data NEWS.jsonl] [-out SUMMARIES.jsonl] [-as LANG] [-oracle] [-v]
 //
 // Without -data (or $DIGEST_NEWS) it scores the digesttest news set (thirty
 // stories of our own with written references). With it, it scores a file
@@ -15,6 +15,8 @@
 // news-summarisation set kept outside the repository. -out writes each
 // system's summaries, one {"id", "system", "summary", "resplit"} a line,
 // for an outside scorer. -v prints each story's scores and summaries.
+// -as LANG tells the summarizer every story is in LANG (the articles'
+// language tag), to score one language's path on another's stories.
 // -oracle adds the best pair of the body's sentences within the limit, as
 // scored against the reference: the ceiling of any extractive summarizer.
 //
@@ -48,8 +50,10 @@ func main() {
 	out := flag.String("out", "", "write each system's summaries here, as JSON Lines")
 	verbose := flag.Bool("v", false, "print each story's scores and summaries")
 	oracle := flag.Bool("oracle", false, "add the best pair of the body's sentences within the limit (the extractive ceiling)")
+	as := flag.String("as", "", "tell the summarizer every story is in this language (e.g. en: the TextRank path on any set)")
 	flag.Parse()
 	stories, err := load(*data)
+	asLang = *as
 	if err == nil {
 		err = run(os.Stdout, stories, *out, *verbose, *oracle)
 	}
@@ -69,10 +73,16 @@ type story struct {
 	Reference string `json:"reference"`
 }
 
+// asLang, when set, is the language every article is said to be in.
+var asLang string
+
 func (s story) article() *extract.Article {
 	a := &extract.Article{
 		Headline: extract.Field{Value: s.Title},
 		Language: extract.Field{Value: s.Lang},
+	}
+	if asLang != "" {
+		a.Language.Value = asLang
 	}
 	for _, p := range strings.Split(s.Text, "\n") {
 		if p = strings.TrimSpace(p); p != "" {
