@@ -96,8 +96,11 @@
 // pass lease (the scripts' own arithmetic), ns elsewhere.
 //
 //	key                      type        holds                                      expiry                                       written by
-//	sched:{host}             hash        last: latest start (µs)                    max(gap, lease TTL) + ScheduleRetain (1 h)   Schedule.Acquire, Started
+//	sched:{host}             hash        last: latest start (µs); seq               max(gap, lease TTL) + ScheduleRetain (1 h)   Schedule.Acquire, Started
 //	lease:{host}             sorted set  owner token → lease expiry (µs)            as sched:{host}                              Schedule.Acquire, Renew, Release
+//	wait:{host}              sorted set  waiting claim's owner → order of asking    as sched:{host}; a waiter leaves at its      Schedule.Acquire
+//	                                     (sched:{host}'s seq counts the askers)     grant or its poll-by
+//	waitby:{host}            sorted set  waiting claim's owner → poll-by (µs)       as wait:{host}                               Schedule.Acquire
 //	ledger:{host}            string      JSON of backoff.State (ns)                 none while it holds strikes or a suspension  Ledger.Update (deleted when it holds nothing)
 //	                                                                                 (only a success clears a refusal); else the
 //	                                                                                 cool-down's end + 1 min

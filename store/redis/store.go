@@ -43,6 +43,9 @@ const (
 	// DefaultStateRetain is how long a crawl source's keys outlive their
 	// last write.
 	DefaultStateRetain = 90 * 24 * time.Hour
+	// DefaultTurnGrace is how late a waiting claim may ask again and keep
+	// its turn (see [Schedule.Acquire]).
+	DefaultTurnGrace = 250 * time.Millisecond
 	// DefaultMaxRetries bounds the optimistic retries of one
 	// read-modify-write (WATCH/MULTI) that lost a race.
 	DefaultMaxRetries = 100
@@ -92,6 +95,11 @@ type Store struct {
 	// RobotsFetchLease is how long a process holds a host's robots.txt
 	// fetch lease. 0: DefaultRobotsFetchLease.
 	RobotsFetchLease time.Duration
+	// TurnGrace is how late after the wait it was told a waiting claim may
+	// ask again and keep its turn; a waiter that gave up holds its host's
+	// next slot back by at most its wait (at most the interval) and twice
+	// this. 0: DefaultTurnGrace.
+	TurnGrace time.Duration
 	// MaxRetries bounds the retries of a read-modify-write that lost a race
 	// with another process. 0: DefaultMaxRetries.
 	MaxRetries int
