@@ -265,6 +265,11 @@ func childMain() int {
 				case errors.Is(err, crawl.ErrLeaseHeld):
 				default:
 					logf("worker %d: %s: %v\n", cfg.ID, id, err)
+					// Told to the test: whether the error says what failed
+					// in a type a caller can act on (a Redis *Error, a lost
+					// lease, a request the chain did not send).
+					typed := notSent(err) || errors.Is(err, crawl.ErrLeaseLost) || err.Error() == "a Redis error during the pass"
+					fmt.Printf("passerr %s %v %q\n", id, typed, err.Error())
 				}
 			}()
 		}

@@ -324,7 +324,28 @@ func (s *Store) fail(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
+	s.reloadCluster(err)
 	return &Error{Op: op, Key: key, Err: err}
+}
+
+// reloadCluster asks a ClusterClient to reload the cluster's slots after a
+// failure that may mean a node is gone: go-redis reloads them by itself on
+// a MOVED answer, or once a minute, but not when a master it still routes
+// to refuses connections, so that after a failover a Store would fail every
+// call on the dead master's slots for up to a minute after its replica was
+// promoted. The reload is lazy and rate-limited by go-redis (one at a time,
+// 200 ms apart).
+func (s *Store) reloadCluster(err error) {
+	cc, ok := s.Client.(*goredis.ClusterClient)
+	if !ok {
+		return
+	}
+	for _, own := range []error{goredis.Nil, goredis.TxFailedErr, ErrNoClient, ErrUnbounded, ErrContention, ErrCorrupt, errRefusalOwed} {
+		if errors.Is(err, own) {
+			return
+		}
+	}
+	cc.ReloadState(context.Background())
 }
 
 func (s *Store) now() time.Time { return clock.Or(s.Clock).Now() }

@@ -34,12 +34,22 @@ type crawlRun struct {
 	procs  []*exec.Cmd
 	waits  []chan error
 	done   map[string]int         // source → worker that finished it
+	errs   []passErr              // the passes that ended in an error
 	claims map[string][]time.Time // host → when each granted claim's Acquire began
 	// excuse, when set, forgives a violation the test explains.
 	excuse func(politetest.Violation) bool
 }
 
 const workerInterval = 100 * time.Millisecond
+
+// passErr is a pass a worker ran that ended in an error.
+type passErr struct {
+	worker int
+	source string
+	typed  bool // a Redis *Error, a lost lease, a request not sent
+	msg    string
+	at     time.Time
+}
 
 func newCrawlRun(t testing.TB, hosts int, aof bool) *crawlRun {
 	t.Helper()
@@ -121,6 +131,14 @@ func (r *crawlRun) start(id int, skew time.Duration) *exec.Cmd {
 				r.mu.Lock()
 				r.done[src] = id
 				r.mu.Unlock()
+			} else if line, ok := strings.CutPrefix(sc.Text(), "passerr "); ok {
+				var e passErr
+				if _, err := fmt.Sscanf(line, "%s %t %q", &e.source, &e.typed, &e.msg); err == nil {
+					e.worker, e.at = id, time.Now()
+					r.mu.Lock()
+					r.errs = append(r.errs, e)
+					r.mu.Unlock()
+				}
 			} else if _, err := fmt.Sscanf(sc.Text(), "claim %s %d", &src, &n); err == nil {
 				r.mu.Lock()
 				r.claims[src] = append(r.claims[src], time.Unix(0, n))
