@@ -198,6 +198,9 @@ func TestMain(m *testing.M) {
 	if sharedSrv != nil {
 		sharedSrv.Stop()
 	}
+	if sharedCluster != nil {
+		sharedCluster.Stop()
+	}
 	os.Exit(code)
 }
 
