@@ -410,7 +410,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res := newResult(call, resp)
 	if res.NotModified {
 		drain(resp.Body)
-	} else if body, err := c.readBody(resp); err != nil {
+	} else if body, err := c.readBody(req.Context(), resp); err != nil {
 		res.bodyErr = err
 	} else {
 		res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
@@ -532,9 +532,11 @@ func (c *Client) follow(req *http.Request) (*http.Response, error) {
 }
 
 // readBody reads resp's body in full within the policy's caps and removes its
-// content-codings; the error matches this package's body sentinels.
-func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
-	body, err := decode.ReadContext(resp.Request.Context(), resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
+// content-codings; the error matches this package's body sentinels, and
+// ctx's error when ctx (the call's: the caller's and the policy's bound)
+// ended the read.
+func (c *Client) readBody(ctx context.Context, resp *http.Response) (*decode.Body, error) {
+	body, err := decode.ReadContext(ctx, resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
 		c.bodyLimits(resp))
 	if err != nil {
 		return nil, bodyError(err)

@@ -683,6 +683,7 @@ type turn struct {
 	heard   bool        // net/http's trace said the request was written (a Pacer alone)
 	wroteAt time.Time   // when the request's bytes were written (base transport only)
 	firstAt time.Time   // when the answer's first byte came
+	refusal error       // why the base transport refused the answer, if it did
 }
 
 // answered says the answer's first byte has come: the base transport's
@@ -696,6 +697,23 @@ func (t *turn) answered() {
 		t.firstAt = now
 	}
 	t.mu.Unlock()
+}
+
+// refuse records that the base transport refused the turn's answer for err
+// (see tracedConn.Read).
+func (t *turn) refuse(err error) {
+	t.mu.Lock()
+	if t.refusal == nil {
+		t.refusal = err
+	}
+	t.mu.Unlock()
+}
+
+// refused returns the error the turn's answer was refused for, or nil.
+func (t *turn) refused() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refusal
 }
 
 // answering reports whether the answer's first byte has come.
