@@ -24,24 +24,25 @@ import (
 )
 
 // Client is the politeness chain assembled from a [Policy]: URL policy, redirect
-// policy, then for every hop the robots gate, the ledger gate, the pacer, the
-// identity layer and the validators over an SSRF-checking base transport, and a
-// bounded, decoded body with its proof of fetch.
+// policy, then for every hop the layers (in the order the package doc states)
+// over an SSRF-checking base transport, and a bounded, decoded body with its
+// proof of fetch.
 //
 // Build one with [New]. A Client is safe for concurrent use by any number of
-// goroutines, and politeness holds across all of them. Close releases its idle
-// connections; the Client owns no other goroutine.
+// goroutines, and politeness holds across all of them. Its goroutines are the
+// waits of requests in flight (and of requests given up after they were
+// written, for their answer grace); Close ends them and its idle connections.
 type Client struct {
 	policy      Policy
 	clock       clock.Clock
 	clockOpt    clock.Clock // the clock given to New, nil for real time
 	logger      *slog.Logger
 	base        *http.Transport
-	pacer       *Pacer
+	pacer       *pacer
 	ledger      *backoff.Ledger
 	ledgerStore backoff.Store // the ledger's, read by Explain
 	robots      *robots.Cache
-	validators  *Conditional
+	validators  *conditional
 	chain       http.RoundTripper // for Get and the Doers: with validators
 	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
 	plainHC     *http.Client      // over plain
@@ -54,7 +55,7 @@ type Option func(*options)
 type options struct {
 	clock       clock.Clock
 	resolver    Resolver
-	dial        DialFunc
+	dial        dialFunc
 	roots       *x509.CertPool
 	allow       []netip.Prefix
 	logger      *slog.Logger
@@ -82,7 +83,7 @@ func WithDNSTTL(d time.Duration) Option { return func(o *options) { o.dnsTTL = d
 // WithDial sets the function that connects to an "ip:port" once the address has
 // been checked; the address is checked again on the connection made. Default: a
 // net.Dialer.
-func WithDial(d DialFunc) Option { return func(o *options) { o.dial = d } }
+func WithDial(d dialFunc) Option { return func(o *options) { o.dial = d } }
 
 // WithRootCAs sets the roots TLS chains are verified against. Default: the
 // system's.
@@ -148,13 +149,13 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		c.ledgerStore = &backoff.MemoryStore{}
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
-	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer = &pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
 	// never the robots gate.
-	robotsRT := &robotsCall{next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock,
+	robotsRT := &robotsCall{next: c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: o.clock,
 		Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
@@ -168,7 +169,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 
 	var below http.RoundTripper = bottom
 	if !p.NoConditional {
-		c.validators = &Conditional{Store: o.store, Next: bottom}
+		c.validators = &conditional{Store: o.store, Next: bottom}
 		below = c.validators
 	}
 	c.chain = c.stack(ua, below)
@@ -183,20 +184,20 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // stack returns the layers of a request over below: admission, robots gate,
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
-	core := c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
+	core := c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: c.clockOpt,
 		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})
-	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
+	return &admission{c: c, next: &robotsGate{Robots: c.robots, Next: core}}
 }
 
-// pacerOver returns a Pacer layer sharing the Client's pacing state over next.
+// pacerOver returns a pacer layer sharing the Client's pacing state over next.
 func (c *Client) pacerOver(next http.RoundTripper) http.RoundTripper {
 	return &sharedPacer{p: c.pacer, next: next}
 }
 
-// sharedPacer runs one Pacer's pacing over another next layer, so the robots.txt
+// sharedPacer runs one pacer's pacing over another next layer, so the robots.txt
 // path and the main path share one budget per host.
 type sharedPacer struct {
-	p    *Pacer
+	p    *pacer
 	next http.RoundTripper
 }
 
@@ -222,7 +223,7 @@ func (r *robotsCall) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // notSent reports whether a request that failed with err never left the
 // process: a layer of ours refused it (a *RefusedError: cool-down,
-// suspension, blocked address; nothing was sent), or the Pacer granted it no
+// suspension, blocked address; nothing was sent), or the pacer granted it no
 // turn (its wait ended, the Schedule failed), or its turn saw nothing reach
 // the host (no dial begun, no connection handed over, nothing written). A
 // failure after any of those is the network's or the server's.
@@ -231,7 +232,7 @@ func notSent(call *callInfo, err error) bool {
 	if errors.As(err, &re) {
 		return true
 	}
-	t := call.turn // set by the Pacer on this goroutine, before RoundTrip returned
+	t := call.turn // set by the pacer on this goroutine, before RoundTrip returned
 	if t == nil {
 		return true
 	}
@@ -307,8 +308,8 @@ func (c *Client) source(call *callInfo) *Source {
 }
 
 // Transport returns the chain as an [http.RoundTripper], for a caller's own
-// [http.Client]: robots gate, ledger gate, pacer, identity and base transport,
-// refusing non-https URLs and hosts the policy does not admit, with the
+// [http.Client]: the layers of the package doc but the validators, over the
+// base transport, refusing non-https URLs and hosts the policy does not admit, with the
 // caller's requests checked as [Client.HTTPClient] says. It does not follow
 // redirects by itself, strip tracking parameters or make requests
 // conditional: use [Client.HTTPClient], [Client.Doer] or [Client.Get].
@@ -356,28 +357,6 @@ func (c *Client) Close() error {
 	c.pacer.close()
 	c.base.CloseIdleConnections()
 	return nil
-}
-
-// GetOption sets one Get's particulars.
-type GetOption func(*callInfo)
-
-// AsKind says what the Get is for (default KindArticle).
-func AsKind(k Kind) GetOption { return func(c *callInfo) { c.kind = k } }
-
-// WithReferer sends page as the Referer (an image's article page). It is sent
-// on every hop of this Get, and by nothing else.
-func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer = page } }
-
-// WithAccept replaces the policy's Accept header for this Get.
-func WithAccept(accept string) GetOption { return func(c *callInfo) { c.accept = accept } }
-
-// WithSource applies a source's admitted hosts, declared parameters and
-// credential to this Get instead of the policy's. The option may be used by
-// any number of Gets at once: s is copied and read only.
-func WithSource(s Source) GetOption {
-	s.Admitted = normalizeList(s.Admitted)
-	s.Credential.Hosts = normalizeList(s.Credential.Hosts)
-	return func(c *callInfo) { c.source = &s }
 }
 
 // Get reads rawURL politely: tracking parameters stripped, redirects followed

@@ -26,7 +26,7 @@ import (
 // clock a [Client] is given, so that they agree with each other.
 type Clock = clock.Clock
 
-// Pacer is the layer that paces requests per host: the start of
+// pacer is the layer that paces requests per host: the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
 // robots.txt Crawl-delay asks for longer; at most InFlight requests are in flight
@@ -40,11 +40,11 @@ type Clock = clock.Clock
 // requires anyway) and, if it ends before that, until any connection being
 // dialled for it is done: net/http goes on dialling after a request is
 // cancelled, and an opened connection is load on the publisher. A request that
-// ends without anything reaching the host (refused below the Pacer, cancelled
+// ends without anything reaching the host (refused below the pacer, cancelled
 // while queued for a connection) gives its start back.
 //
-// What the Pacer reads from a request: its URL's host (the key, see
-// [hostkey]); a Crawl-delay left in the context by a [RobotsGate] above.
+// What the pacer reads from a request: its URL's host (the key, see
+// [hostkey]); a Crawl-delay left in the context by a robotsGate above.
 // What it adds, used alone: an [httptrace.ClientTrace] that learns when the
 // request dials, is handed a connection and is written (hooks that
 // [http.Transport] calls). In a [Client] the base transport reports the same
@@ -53,11 +53,11 @@ type Clock = clock.Clock
 // Pacing state of a host is released once the host is idle and its interval has
 // passed, so memory follows the hosts in use, not the hosts ever seen.
 //
-// The zero Pacer paces at DefaultInterval, one in flight per host, over
-// [http.DefaultTransport]. Set the fields before the first RoundTrip; a Pacer is
+// The zero pacer paces at DefaultInterval, one in flight per host, over
+// [http.DefaultTransport]. Set the fields before the first RoundTrip; a pacer is
 // safe for concurrent use and must not be copied after first use. Pacing holds
-// across every goroutine sharing one Pacer.
-type Pacer struct {
+// across every goroutine sharing one pacer.
+type pacer struct {
 	Next        http.RoundTripper // nil: http.DefaultTransport
 	Interval    time.Duration     // 0: DefaultInterval
 	IntervalMax time.Duration     // > Interval: random band [Interval, IntervalMax]
@@ -67,10 +67,10 @@ type Pacer struct {
 	// Schedule, when set, is asked after the local turn: every start and
 	// in-flight slot is claimed in it under a lease, so Pacers of several
 	// processes sharing it keep the interval and the in-flight limit between
-	// them. nil: pacing holds within this Pacer only.
+	// them. nil: pacing holds within this pacer only.
 	Schedule Schedule
 	// ScheduleTimeout bounds each call to the Schedule. 0:
-	// DefaultScheduleTimeout.
+	// defaultScheduleTimeout.
 	ScheduleTimeout time.Duration
 	// AnswerGrace is how long a request already written to its host is
 	// still awaited once its caller has given up (its context cancelled,
@@ -78,7 +78,7 @@ type Pacer struct {
 	// the answer is read in the background, where the layers below observe
 	// it (the ledger records a refusal on its way), and the turn goes back
 	// when the answer has come or the grace has run out. A request not yet
-	// written is abandoned at once. 0: DefaultAnswerGrace; negative: none
+	// written is abandoned at once. 0: defaultAnswerGrace; negative: none
 	// (the request ends with its caller).
 	AnswerGrace time.Duration
 
@@ -108,7 +108,7 @@ type paceWaiter struct {
 	min  time.Duration
 }
 
-func (p *Pacer) limits() (lo, hi time.Duration, n int) {
+func (p *pacer) limits() (lo, hi time.Duration, n int) {
 	lo, hi, n = p.Interval, p.IntervalMax, p.InFlight
 	if lo <= 0 {
 		lo = DefaultInterval
@@ -122,7 +122,7 @@ func (p *Pacer) limits() (lo, hi time.Duration, n int) {
 	return lo, hi, n
 }
 
-func (p *Pacer) draw() time.Duration {
+func (p *pacer) draw() time.Duration {
 	lo, hi, _ := p.limits()
 	if hi <= lo {
 		return lo
@@ -130,21 +130,21 @@ func (p *Pacer) draw() time.Duration {
 	return lo + mrand.N(hi-lo+1)
 }
 
-// DefaultAnswerGrace is a Pacer's AnswerGrace when unset.
-const DefaultAnswerGrace = 5 * time.Second
+// defaultAnswerGrace is a pacer's AnswerGrace when unset.
+const defaultAnswerGrace = 5 * time.Second
 
-func (p *Pacer) answerGrace() time.Duration {
+func (p *pacer) answerGrace() time.Duration {
 	if p.AnswerGrace == 0 {
-		return DefaultAnswerGrace
+		return defaultAnswerGrace
 	}
 	return max(p.AnswerGrace, 0)
 }
 
-func (p *Pacer) scheduleTimeout() time.Duration {
+func (p *pacer) scheduleTimeout() time.Duration {
 	if p.ScheduleTimeout > 0 {
 		return p.ScheduleTimeout
 	}
-	return DefaultScheduleTimeout
+	return defaultScheduleTimeout
 }
 
 func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
@@ -159,12 +159,12 @@ func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 }
 
 // NextStart returns the earliest instant the interval lets the next request to u's
-// host (or site) start, on the Pacer's clock: the latest start plus the interval
+// host (or site) start, on the pacer's clock: the latest start plus the interval
 // drawn after it (or a longer Crawl-delay seen). The zero time means now: nothing
 // is known about the host, or its interval has passed. Requests in flight or
 // queued for the host go first; NextStart does not count them. It is a query for
 // explanations ([Client.Explain]); it reserves nothing.
-func (p *Pacer) NextStart(u *url.URL) time.Time {
+func (p *pacer) NextStart(u *url.URL) time.Time {
 	key, err := pacingKey(context.Background(), u, p.PerSite)
 	if err != nil {
 		return time.Time{}
@@ -188,7 +188,7 @@ func (p *Pacer) NextStart(u *url.URL) time.Time {
 // gives the slot back with t.end (once). minGap lengthens the interval before
 // this request (a Crawl-delay). On error no slot is held; the error is ctx's, or the
 // Schedule's.
-func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (time.Duration, error) {
+func (p *pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (time.Duration, error) {
 	waited, err := p.waitLocal(ctx, t, minGap)
 	if err != nil || p.Schedule == nil {
 		return waited, err
@@ -231,7 +231,7 @@ func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 	}
 }
 
-func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time.Duration, error) {
+func (p *pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {
@@ -303,7 +303,7 @@ func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 	}
 }
 
-func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Duration) {
+func (p *pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Duration) {
 	st.inflight++
 	t.prev = st.last
 	st.last = now
@@ -316,7 +316,7 @@ func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Dura
 
 // markRobots records that the turn just granted at key is a robots.txt
 // request (see paceState.robots).
-func (p *Pacer) markRobots(key string) {
+func (p *pacer) markRobots(key string) {
 	p.mu.Lock()
 	if st := p.hosts[key]; st != nil {
 		st.robots = true
@@ -324,7 +324,7 @@ func (p *Pacer) markRobots(key string) {
 	p.mu.Unlock()
 }
 
-func (p *Pacer) wakeHeadLocked(st *paceState) {
+func (p *pacer) wakeHeadLocked(st *paceState) {
 	if len(st.queue) > 0 {
 		select {
 		case st.queue[0].wake <- struct{}{}:
@@ -336,7 +336,7 @@ func (p *Pacer) wakeHeadLocked(st *paceState) {
 // giveBack returns t's slot, and its lease in the Schedule. A turn whose
 // request put nothing on the wire gives its start back too, unless a later
 // start was recorded meanwhile.
-func (p *Pacer) giveBack(t *turn, wire bool) {
+func (p *pacer) giveBack(t *turn, wire bool) {
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil {
 		st.inflight--
@@ -357,7 +357,7 @@ func (p *Pacer) giveBack(t *turn, wire bool) {
 
 // markStart moves t's host's latest start to now, if later, here and in the
 // shared Schedule: the request has just put load on the host. It returns now.
-func (p *Pacer) markStart(t *turn) time.Time {
+func (p *pacer) markStart(t *turn) time.Time {
 	now := clock.Or(p.Clock).Now()
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil && now.After(st.last) {
@@ -377,7 +377,7 @@ func (p *Pacer) markStart(t *turn) time.Time {
 
 // sweepLocked drops the state of idle hosts whose interval has passed. It runs
 // once per len(hosts) calls, so its cost per request stays constant.
-func (p *Pacer) sweepLocked(now time.Time) {
+func (p *pacer) sweepLocked(now time.Time) {
 	p.ops++
 	if p.ops < len(p.hosts)+64 {
 		return
@@ -399,9 +399,9 @@ func (p *Pacer) sweepLocked(now time.Time) {
 	}
 }
 
-// Hosts returns how many hosts the Pacer holds state for (busy, or idle within
+// Hosts returns how many hosts the pacer holds state for (busy, or idle within
 // their interval, or not yet swept).
-func (p *Pacer) Hosts() int {
+func (p *pacer) Hosts() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.hosts)
@@ -409,11 +409,11 @@ func (p *Pacer) Hosts() int {
 
 // RoundTrip waits for the request's turn at its host, then sends it down the chain.
 // A wait cut short by the context returns the context's error, with req.Body closed.
-func (p *Pacer) RoundTrip(req *http.Request) (*http.Response, error) {
+func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.roundTrip(p.Next, req)
 }
 
-func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
+func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key, err := pacingKey(ctx, req.URL, p.PerSite)
 	if err != nil {
@@ -445,7 +445,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	}
 	// The layers below report the request's load on the host to its turn
 	// through the one mechanism documented on turn: a Client's base transport
-	// and hop recorder find it in the Get's call; on its own, the Pacer
+	// and hop recorder find it in the Get's call; on its own, the pacer
 	// learns it from net/http's trace hooks.
 	if call != nil {
 		call.turn = t
@@ -483,7 +483,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 // request: no timer (the grace's is armed only when a caller gives up on a
 // written request), no trace (the turn learns of the answer's first byte
 // from the layers below, see turn.answered), no second deadline.
-func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
+func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
 	ctx := req.Context()
 	t := &rb.turn
 	inner, stop := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -534,7 +534,7 @@ var errGraceOver = errors.New("fetch: no answer within the answer grace")
 // abandon hands rb's written request over to the background, for grace at
 // most, if its answer has not been handed to the caller meanwhile (then it
 // reports false, and the caller takes the answer as usual).
-func (p *Pacer) abandon(rb *releaseBody, grace time.Duration) bool {
+func (p *pacer) abandon(rb *releaseBody, grace time.Duration) bool {
 	p.life.mu.Lock()
 	defer p.life.mu.Unlock()
 	if p.life.closed || !rb.state.CompareAndSwap(awaiting, abandoned) {
@@ -553,7 +553,7 @@ func (p *Pacer) abandon(rb *releaseBody, grace time.Duration) bool {
 // context ends, the Client closes, or the body is done (which stops it).
 // An answer the caller gave up on is closed, once the layers below have
 // observed it, and the turn goes back.
-func (p *Pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseBody) {
+func (p *pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseBody) {
 	defer p.life.wg.Done()
 	resp, err := next(nextRT).RoundTrip(req)
 	rb.resp, rb.err = resp, err
@@ -583,24 +583,24 @@ func (p *Pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseB
 	rb.turn.end(true)
 }
 
-// lifecycle is what a Pacer keeps of the goroutines it starts, so that a
+// lifecycle is what a pacer keeps of the goroutines it starts, so that a
 // Client's Close ends and awaits them.
 type lifecycle struct {
-	closing chan struct{} // closed by close; nil (never closed) for a Pacer alone
+	closing chan struct{} // closed by close; nil (never closed) for a pacer alone
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	closed  bool
 	held    map[*releaseBody]struct{} // requests abandoned to their grace
 }
 
-// closeWait bounds how long close awaits the Pacer's goroutines once it has
+// closeWait bounds how long close awaits the pacer's goroutines once it has
 // ended their requests.
 const closeWait = 5 * time.Second
 
-// close ends every request the Pacer awaits (the answers in their grace, the
+// close ends every request the pacer awaits (the answers in their grace, the
 // bodies still open) and waits, closeWait at most, for their goroutines to
 // return. It reports whether they all did.
-func (p *Pacer) close() bool {
+func (p *pacer) close() bool {
 	p.life.mu.Lock()
 	if p.life.closed {
 		p.life.mu.Unlock()
@@ -626,8 +626,8 @@ func (p *Pacer) close() bool {
 	}
 }
 
-// turn is one request's turn at its host, granted by a Pacer, and the one
-// mechanism by which the layers below the Pacer tell it what the request did
+// turn is one request's turn at its host, granted by a pacer, and the one
+// mechanism by which the layers below the pacer tell it what the request did
 // to the host:
 //
 //   - dialBegun and dialEnded bracket a connection dialled on the request's
@@ -646,7 +646,7 @@ func (p *Pacer) close() bool {
 // The Client's base transport calls dialBegun and dialEnded (it owns the
 // dialer) and beginWrite and endWrite (around the connection's first Write
 // of the request); its hop recorder calls gotConn (net/http's GotConn hook),
-// and wrote only for a connection not ours. A Pacer used alone gets them from net/http's trace
+// and wrote only for a connection not ours. A pacer used alone gets them from net/http's trace
 // hooks (ConnectStart and ConnectDone, TLSHandshakeStart and
 // TLSHandshakeDone, GotConn, and WroteRequest, which comes just before the
 // transport flushes the request).
@@ -661,10 +661,10 @@ func (p *Pacer) close() bool {
 // write on another connection, for a turn whose request already went out is
 // refused with ErrNotResent, and the request fails with it; a connection
 // whose dial ends after its turn's request went out on another one is
-// closed unused. A Pacer used alone learns of a resend only as it happens,
+// closed unused. A pacer used alone learns of a resend only as it happens,
 // from net/http's hooks, and counts it as one more start.
 type turn struct {
-	p       *Pacer
+	p       *pacer
 	key     string
 	ctx     context.Context // the request's: its values bound the Schedule calls
 	prev    time.Time       // the latest start before this turn's grant
@@ -680,7 +680,7 @@ type turn struct {
 	over    bool        // the request has ended
 	back    bool        // the slot has been given back
 	sent    *tracedConn // the connection the request's bytes went out on (base transport only)
-	heard   bool        // net/http's trace said the request was written (a Pacer alone)
+	heard   bool        // net/http's trace said the request was written (a pacer alone)
 	wroteAt time.Time   // when the request's bytes were written (base transport only)
 	firstAt time.Time   // when the answer's first byte came
 	refusal error       // why the base transport refused the answer, if it did
@@ -688,7 +688,7 @@ type turn struct {
 
 // answered says the answer's first byte has come: the base transport's
 // connection reports it at its first read after the request's write, and,
-// for a Pacer alone, net/http's GotFirstResponseByte through the turn's
+// for a pacer alone, net/http's GotFirstResponseByte through the turn's
 // own trace.
 func (t *turn) answered() {
 	now := clock.Or(t.p.Clock).Now()
@@ -885,7 +885,7 @@ func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(t.ctx), t.p.scheduleTimeout())
 }
 
-// trace returns the hooks by which net/http tells a Pacer used alone what the
+// trace returns the hooks by which net/http tells a pacer used alone what the
 // request did (see turn). A dial holds the turn during its TCP connect and
 // during its TLS handshake, each bracketed by its own pair of hooks, so that a
 // dialer reporting only one of them (a DialTLSContext of one's own reports no
@@ -959,7 +959,7 @@ func (b *releaseBody) Close() error {
 type minGapKey struct{}
 
 // withMinGap records a per-request minimum interval (a Crawl-delay) for the
-// Pacer below; the longest one given wins.
+// pacer below; the longest one given wins.
 func withMinGap(ctx context.Context, d time.Duration) context.Context {
 	if d <= minGapFrom(ctx) {
 		return ctx

@@ -27,13 +27,13 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// DialFunc connects to an "ip:port" address. nil means a net.Dialer.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// dialFunc connects to an "ip:port" address. nil means a net.Dialer.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // baseConfig is what the base transport is built from.
 type baseConfig struct {
 	resolver  Resolver
-	dial      DialFunc
+	dial      dialFunc
 	roots     *x509.CertPool
 	allow     []netip.Prefix
 	dnsTTL    time.Duration
@@ -453,7 +453,7 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 // field they write is read under mu.
 type hopTrace struct {
 	call *callInfo
-	turn *turn // the Pacer's turn of this hop, nil without a Pacer above
+	turn *turn // the pacer's turn of this hop, nil without a pacer above
 	ct   httptrace.ClientTrace
 
 	mu           sync.Mutex
