@@ -337,6 +337,10 @@ func (c *Client) Transport() http.RoundTripper { return c.plain }
 //     would change what the request means, so the request is refused with a
 //     *[RequestError] (ErrUnsupportedHeader) naming it: a credential goes in
 //     [Policy.Credential] or a [Source];
+//   - the caller must read every response body to its end or close it, as
+//     http.Client requires anyway: until then it holds its host's turn, and
+//     the host's next request waits (its error, and [Client.Explain], say
+//     that a response body from the host is still open, and since when);
 //   - the body is the server's, with its content-codings as sent (the chain
 //     asks for identity, so a polite server sends none), and a refusal the
 //     chain makes is a *[RefusedError] wrapped in the *url.Error that
@@ -366,6 +370,14 @@ func (c *Client) Close() error {
 // be read in full within bounds, Get returns the Result (Body nil, Depositable
 // saying why) together with that same error. Other errors (DNS, TLS, time-outs)
 // return a nil Result.
+//
+// Get reads and closes every body itself. A response body that another
+// reader of the Client holds open (through [Client.HTTPClient] or
+// [Client.Transport]) holds its host's turn until it is read to its end or
+// closed: a Get to that host waits for it, and if its deadline comes first
+// its error (matching ErrPacingDeadline) says that a response body from the
+// host is still open, and since when; so does [Client.Explain]
+// (Explanation.BodyOpenSince).
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)

@@ -101,7 +101,87 @@ type paceState struct {
 	// for a Crawl-delay that the host's next request counts from this
 	// start, so the sweep keeps it (for DefaultRobotsTTL at most).
 	robots bool
+	// open lists the turns whose response body has been handed to its
+	// caller and is not done yet, oldest first (see markOpen): a body left
+	// open holds its host's turn, and the wait error and Explain say so.
+	open, openTail *turn
 }
+
+// markOpen records that t's response body is now the caller's to read
+// (and close).
+func (p *pacer) markOpen(t *turn) {
+	now := clock.Or(p.Clock).Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.hosts[t.key]
+	if st == nil || t.opened {
+		return
+	}
+	t.opened, t.openAt = true, now
+	t.openPrev = st.openTail
+	if st.openTail != nil {
+		st.openTail.openNext = t
+	} else {
+		st.open = t
+	}
+	st.openTail = t
+}
+
+// unlinkOpen forgets t's open body, if it is listed. Called with p.mu held.
+func (st *paceState) unlinkOpen(t *turn) {
+	if !t.opened {
+		return
+	}
+	t.opened = false
+	if t.openPrev != nil {
+		t.openPrev.openNext = t.openNext
+	} else {
+		st.open = t.openNext
+	}
+	if t.openNext != nil {
+		t.openNext.openPrev = t.openPrev
+	} else {
+		st.openTail = t.openPrev
+	}
+	t.openPrev, t.openNext = nil, nil
+}
+
+// OpenSince is openSince for u's host (or site): for explanations.
+func (p *pacer) OpenSince(u *url.URL) time.Time {
+	key, err := pacingKey(context.Background(), u, p.PerSite)
+	if err != nil {
+		return time.Time{}
+	}
+	return p.openSince(key)
+}
+
+// openSince returns when the oldest response body from key's host still
+// open was handed to its caller; zero when none is.
+func (p *pacer) openSince(key string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.hosts[key]; st != nil && st.open != nil {
+		return st.open.openAt
+	}
+	return time.Time{}
+}
+
+// openBodyError is a deadline met waiting for a host's turn while a
+// response body from that host was still open: the body holds the turn
+// until it is read to its end or closed. It matches ErrPacingDeadline and
+// the context's error, as the wait's error does.
+type openBodyError struct {
+	host  string
+	since time.Time
+	err   error
+}
+
+func (e *openBodyError) Error() string {
+	return "fetch: deadline reached while waiting for " + e.host + "'s turn: a response body from " + e.host +
+		" is still open (since " + e.since.UTC().Format(time.RFC3339) + "), and holds the turn until it is closed: nothing was sent"
+}
+
+func (e *openBodyError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
 
 type paceWaiter struct {
 	wake chan struct{}
@@ -339,6 +419,7 @@ func (p *pacer) wakeHeadLocked(st *paceState) {
 func (p *pacer) giveBack(t *turn, wire bool) {
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil {
+		st.unlinkOpen(t)
 		st.inflight--
 		if !wire && st.seq == t.seq {
 			st.last = t.prev
@@ -438,6 +519,9 @@ func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	}
 	if err != nil {
 		closeBody(req)
+		if since := p.openSince(key); !since.IsZero() && errors.Is(err, context.DeadlineExceeded) {
+			return nil, &openBodyError{host: key, since: since, err: err}
+		}
 		return nil, waitError(key, err)
 	}
 	if req.URL.Path == "/robots.txt" {
@@ -461,6 +545,7 @@ func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		}
 		rb.rc = resp.Body
 		resp.Body = rb
+		p.markOpen(t)
 		return resp, nil
 	}
 	return p.await(nextRT, req, rb, grace)
@@ -515,6 +600,7 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 	rb.resp = nil
 	rb.rc = resp.Body
 	resp.Body = rb
+	p.markOpen(t)
 	return resp, nil
 }
 
@@ -664,14 +750,18 @@ func (p *pacer) close() bool {
 // closed unused. A pacer used alone learns of a resend only as it happens,
 // from net/http's hooks, and counts it as one more start.
 type turn struct {
-	p       *pacer
-	key     string
-	ctx     context.Context // the request's: its values bound the Schedule calls
-	prev    time.Time       // the latest start before this turn's grant
-	seq     uint64          // paceState.seq at the grant
-	owner   string          // the Schedule lease's owner; "" without one
-	ttl     time.Duration
-	renewAt time.Time // when the lease is past half its life
+	p   *pacer
+	key string
+	// Under p.mu: the turn's place in its host's list of open bodies.
+	opened             bool
+	openAt             time.Time
+	openPrev, openNext *turn
+	ctx                context.Context // the request's: its values bound the Schedule calls
+	prev               time.Time       // the latest start before this turn's grant
+	seq                uint64          // paceState.seq at the grant
+	owner              string          // the Schedule lease's owner; "" without one
+	ttl                time.Duration
+	renewAt            time.Time // when the lease is past half its life
 
 	mu      sync.Mutex
 	dials   int         // dials in progress on this turn's behalf
