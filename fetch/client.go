@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
-	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/clock"
+	iclock "github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
 	"github.com/politefetch/politefetch/internal/redirect"
 	"github.com/politefetch/politefetch/internal/tracking"
@@ -69,9 +70,9 @@ type options struct {
 }
 
 // WithClock sets the one clock of the chain: the pacer's, the ledger's, the
-// robots cache's, and every instant a proof records. Any [Clock] will do (tests
-// use a manual one). Default: real time.
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+// robots cache's, and every instant a proof records. Any [clock.Clock] will
+// do (tests use a [clock.Manual]). Default: real time.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithResolver sets the DNS resolver under the Client's DNS cache. Default:
 // the system resolver.
@@ -136,7 +137,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{policy: p, clock: clock.Or(o.clock), clockOpt: o.clock, logger: logger}
+	c := &Client{policy: p, clock: iclock.Or(o.clock), clockOpt: o.clock, logger: logger}
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,

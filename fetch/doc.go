@@ -93,8 +93,9 @@
 // ([WithSchedule]) it holds across processes too. fetchtest checks other
 // implementations of [ValidatorStore] and [Schedule].
 //
-// Time comes from one clock ([WithClock], any [Clock]): every instant the chain
-// records comes from it, and every wait ends with its context.
+// Time comes from one clock ([WithClock]: any Clock of package clock, whose
+// Manual clock tests use): every instant the chain records comes from it,
+// and every wait ends with its context.
 //
 // A caller who gives up (its context cancelled, its deadline passed) gets its
 // context's error at once. A request already written whose answer has not

@@ -168,7 +168,7 @@ type refusalLedger interface {
 type ledgerGate struct {
 	Next   http.RoundTripper // nil: http.DefaultTransport
 	Ledger refusalLedger     // required
-	Clock  Clock             // nil: real time
+	Clock  clock.Clock       // nil: real time
 
 	pool sync.Pool // peek buffers
 }

@@ -19,13 +19,6 @@ import (
 	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
-// Clock is the time source of the chain's layers: a caller may pass its own
-// (any type with these two methods, safe for concurrent use). nil means real
-// time. Every instant the chain records — a request's start, a handshake, a
-// response's first byte, the read instant of a proof — comes from the one
-// clock a [Client] is given, so that they agree with each other.
-type Clock = clock.Clock
-
 // pacer is the layer that paces requests per host: the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
@@ -63,7 +56,7 @@ type pacer struct {
 	IntervalMax time.Duration     // > Interval: random band [Interval, IntervalMax]
 	InFlight    int               // 0: DefaultInFlight
 	PerSite     bool              // key by registrable domain instead of host
-	Clock       Clock             // nil: real time
+	Clock       clock.Clock       // nil: real time
 	// Schedule, when set, is asked after the local turn: every start and
 	// in-flight slot is claimed in it under a lease, so Pacers of several
 	// processes sharing it keep the interval and the in-flight limit between

@@ -40,7 +40,7 @@ type baseConfig struct {
 	inFlight  int
 	firstByte time.Duration
 	allowHTTP bool
-	clock     Clock         // nil: real time
+	clock     clock.Clock   // nil: real time
 	idle      time.Duration // IdleConnTimeout
 	maxIdle   int           // MaxIdleConns; 0: maxIdleConns
 }
@@ -467,7 +467,7 @@ type hopTrace struct {
 // turns a refused address into a *RefusedError with Reason BlockedAddr.
 type hopRecorder struct {
 	next  http.RoundTripper
-	clock Clock // nil: real time
+	clock clock.Clock // nil: real time
 }
 
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
