@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -84,7 +85,9 @@ func WithDNSTTL(d time.Duration) Option { return func(o *options) { o.dnsTTL = d
 // WithDial sets the function that connects to an "ip:port" once the address has
 // been checked; the address is checked again on the connection made. Default: a
 // net.Dialer.
-func WithDial(d dialFunc) Option { return func(o *options) { o.dial = d } }
+func WithDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(o *options) { o.dial = d }
+}
 
 // WithRootCAs sets the roots TLS chains are verified against. Default: the
 // system's.

@@ -271,7 +271,7 @@ func (p *pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 	clk := clock.Or(p.Clock)
 	lo, _, n := p.limits()
 	t.owner = rand.Text()
-	ttl := DefaultLeaseTTL
+	ttl := defaultLeaseTTL
 	if dl, ok := ctx.Deadline(); ok {
 		ttl = time.Until(dl) + p.scheduleTimeout()
 	}

@@ -102,10 +102,10 @@ var ErrLeaseNotHeld = errors.New("fetch: schedule lease not held")
 const (
 	// defaultScheduleTimeout bounds each call to a Schedule.
 	defaultScheduleTimeout = 2 * time.Second
-	// DefaultLeaseTTL is a lease's time to live for a request without a
+	// defaultLeaseTTL is a lease's time to live for a request without a
 	// deadline; a request with one holds its lease until its deadline and
 	// defaultScheduleTimeout more. A lease is renewed while the body is read.
-	DefaultLeaseTTL = time.Minute
+	defaultLeaseTTL = time.Minute
 )
 
 // MemorySchedule is a [Schedule] in memory: it shares pacing between Pacers in
