@@ -764,7 +764,7 @@ type turn struct {
 	back    bool        // the slot has been given back
 	sent    *tracedConn // the connection the request's bytes went out on (base transport only)
 	heard   bool        // net/http's trace said the request was written (a pacer alone)
-	wroteAt time.Time   // when the request's bytes were written (base transport only)
+	wroteAt time.Time   // when the write of the request's bytes began (base transport only)
 	firstAt time.Time   // when the answer's first byte came
 	refusal error       // why the base transport refused the answer, if it did
 }
@@ -849,6 +849,7 @@ var errTurnOver = errors.New("fetch: request ended before it was written")
 // back: the answer, and the end of the request, may come before the writer
 // returns from the kernel.
 func (t *turn) beginWrite(c *tracedConn) error {
+	now := clock.Or(t.p.Clock).Now() // the write's start: before the answer, whose first byte may be read before the write returns
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -859,6 +860,9 @@ func (t *turn) beginWrite(c *tracedConn) error {
 	}
 	t.writes++
 	t.wire = true
+	if t.wroteAt.IsZero() {
+		t.wroteAt = now
+	}
 	return nil
 }
 
@@ -866,11 +870,10 @@ func (t *turn) beginWrite(c *tracedConn) error {
 // on c. The write is a start, recorded now, once the bytes are in the kernel;
 // then the turn is released if its request has ended meanwhile.
 func (t *turn) endWrite(c *tracedConn, sent bool) {
-	now := t.p.markStart(t)
+	t.p.markStart(t)
 	t.mu.Lock()
 	if sent && t.sent == nil {
 		t.sent = c
-		t.wroteAt = now
 	}
 	t.writes--
 	t.unlockGiveBackIfOver()
