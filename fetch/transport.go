@@ -180,7 +180,9 @@ func (c *tracedConn) Read(p []byte) (int, error) {
 			return 0, errFraming
 		}
 	}
-	if err == io.EOF && c.raw != nil && c.raw.eof.Load() {
+	if err == io.EOF && c.raw != nil && c.raw.eof.Load() && c.headOf != nil && c.reading.Load() == nil {
+		// An answer had begun (a connection closed before any answer
+		// stays io.EOF: net/http's "no answer", see ErrNoAnswer).
 		err = io.ErrUnexpectedEOF
 	}
 	return n, err
