@@ -82,4 +82,12 @@ func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 		t.Error("the open body was still readable in full after Close")
 	}
 	resp.Body.Close()
+	// A closed Client sends nothing more.
+	sent := len(web.Requests())
+	if _, err := c2.Get(context.Background(), s.URL("/after")); err == nil {
+		t.Error("a Get on a closed Client succeeded")
+	}
+	if n := len(web.Requests()); n != sent {
+		t.Errorf("a closed Client sent %d requests", n-sent)
+	}
 }

@@ -43,7 +43,17 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 	inner, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	rb.caller, rb.inner, rb.stop = ctx, inner, stop
 	rb.done = make(chan struct{})
+	// The goroutine is counted under the lock close takes, so that close
+	// awaits every one it let start, and none starts once it has.
+	p.life.mu.Lock()
+	if p.life.closed {
+		p.life.mu.Unlock()
+		stop(errClosed)
+		t.end(true)
+		return nil, errClosed
+	}
 	p.life.wg.Add(1)
+	p.life.mu.Unlock()
 	go p.answer(nextRT, req.WithContext(inner), rb)
 	select {
 	case <-rb.done:

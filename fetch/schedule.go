@@ -108,7 +108,7 @@ const (
 	defaultLeaseTTL = time.Minute
 )
 
-// MemorySchedule is a [Schedule] in memory: it shares pacing between Pacers in
+// MemorySchedule is a [Schedule] in memory: it shares pacing between Clients in
 // one process (a test stand-in for a shared store). It takes the time from the
 // callers' now arguments. Keys with no live lease whose latest start lies more
 // than Retain in the past are dropped. The zero value is ready to use, with
