@@ -165,7 +165,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		Transport: robotsRT,
 		UserAgent: ua,
 		AllowHTTP: p.AllowHTTP,
-		Policy:    robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: p.Robots.OnFailure},
+		Policy:    p.Robots,
 		Store:     o.robotsStore,
 		Clock:     o.clock,
 		Logger:    o.logger,
@@ -189,7 +189,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
 	core := c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: c.clockOpt,
-		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})
+		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
 	return &admission{c: c, next: &robotsGate{Robots: c.robots, Next: core}}
 }
 
