@@ -17,8 +17,8 @@ import (
 // (admission and CheckRedirect read the source and kind, the ledger gate the
 // kind, the identity layer the source, accept and referer); and three things
 // the layers write, each by one writer and each documented where it is kept:
-// the recorder (the Pacer adds its waits, the hop recorder each hop), the
-// turn of the hop in flight (the Pacer's, reported to by the layers below it:
+// the recorder (the pacer adds its waits, the hop recorder each hop), the
+// turn of the hop in flight (the pacer's, reported to by the layers below it:
 // see turn), and the memo of the last host key computed. A layer used alone,
 // without a Get, finds no callInfo and uses its defaults. No layer reads
 // another layer's state through it.
@@ -36,7 +36,7 @@ type callInfo struct {
 	unconditional bool      // no validators sent or kept (Unconditional)
 	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)
 	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
-	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
+	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the pacer
 
 	url       *url.URL // the Get's first request URL, and its String()
 	urlString string

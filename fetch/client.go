@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -15,7 +16,8 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
-	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/clock"
+	iclock "github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
 	"github.com/politefetch/politefetch/internal/redirect"
 	"github.com/politefetch/politefetch/internal/tracking"
@@ -24,24 +26,25 @@ import (
 )
 
 // Client is the politeness chain assembled from a [Policy]: URL policy, redirect
-// policy, then for every hop the robots gate, the ledger gate, the pacer, the
-// identity layer and the validators over an SSRF-checking base transport, and a
-// bounded, decoded body with its proof of fetch.
+// policy, then for every hop the layers (in the order the package doc states)
+// over an SSRF-checking base transport, and a bounded, decoded body with its
+// proof of fetch.
 //
 // Build one with [New]. A Client is safe for concurrent use by any number of
-// goroutines, and politeness holds across all of them. Close releases its idle
-// connections; the Client owns no other goroutine.
+// goroutines, and politeness holds across all of them. Its goroutines are the
+// waits of requests in flight (and of requests given up after they were
+// written, for their answer grace); Close ends them and its idle connections.
 type Client struct {
 	policy      Policy
 	clock       clock.Clock
 	clockOpt    clock.Clock // the clock given to New, nil for real time
 	logger      *slog.Logger
 	base        *http.Transport
-	pacer       *Pacer
+	pacer       *pacer
 	ledger      *backoff.Ledger
 	ledgerStore backoff.Store // the ledger's, read by Explain
 	robots      *robots.Cache
-	validators  *Conditional
+	validators  *conditional
 	chain       http.RoundTripper // for Get and the Doers: with validators
 	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
 	plainHC     *http.Client      // over plain
@@ -54,7 +57,7 @@ type Option func(*options)
 type options struct {
 	clock       clock.Clock
 	resolver    Resolver
-	dial        DialFunc
+	dial        dialFunc
 	roots       *x509.CertPool
 	allow       []netip.Prefix
 	logger      *slog.Logger
@@ -68,9 +71,9 @@ type options struct {
 }
 
 // WithClock sets the one clock of the chain: the pacer's, the ledger's, the
-// robots cache's, and every instant a proof records. Any [Clock] will do (tests
-// use a manual one). Default: real time.
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+// robots cache's, and every instant a proof records. Any [clock.Clock] will
+// do (tests use a [clock.Manual]). Default: real time.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithResolver sets the DNS resolver under the Client's DNS cache. Default:
 // the system resolver.
@@ -82,7 +85,9 @@ func WithDNSTTL(d time.Duration) Option { return func(o *options) { o.dnsTTL = d
 // WithDial sets the function that connects to an "ip:port" once the address has
 // been checked; the address is checked again on the connection made. Default: a
 // net.Dialer.
-func WithDial(d DialFunc) Option { return func(o *options) { o.dial = d } }
+func WithDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(o *options) { o.dial = d }
+}
 
 // WithRootCAs sets the roots TLS chains are verified against. Default: the
 // system's.
@@ -135,7 +140,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{policy: p, clock: clock.Or(o.clock), clockOpt: o.clock, logger: logger}
+	c := &Client{policy: p, clock: iclock.Or(o.clock), clockOpt: o.clock, logger: logger}
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
@@ -148,13 +153,13 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		c.ledgerStore = &backoff.MemoryStore{}
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
-	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer = &pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
 	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
 	// never the robots gate.
-	robotsRT := &robotsCall{next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock,
+	robotsRT := &robotsCall{next: c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: o.clock,
 		Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
@@ -168,7 +173,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 
 	var below http.RoundTripper = bottom
 	if !p.NoConditional {
-		c.validators = &Conditional{Store: o.store, Next: bottom}
+		c.validators = &conditional{Store: o.store, Next: bottom}
 		below = c.validators
 	}
 	c.chain = c.stack(ua, below)
@@ -183,20 +188,20 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // stack returns the layers of a request over below: admission, robots gate,
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
-	core := c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
+	core := c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: c.clockOpt,
 		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
-	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
+	return &admission{c: c, next: &robotsGate{Robots: c.robots, Next: core}}
 }
 
-// pacerOver returns a Pacer layer sharing the Client's pacing state over next.
+// pacerOver returns a pacer layer sharing the Client's pacing state over next.
 func (c *Client) pacerOver(next http.RoundTripper) http.RoundTripper {
 	return &sharedPacer{p: c.pacer, next: next}
 }
 
-// sharedPacer runs one Pacer's pacing over another next layer, so the robots.txt
+// sharedPacer runs one pacer's pacing over another next layer, so the robots.txt
 // path and the main path share one budget per host.
 type sharedPacer struct {
-	p    *Pacer
+	p    *pacer
 	next http.RoundTripper
 }
 
@@ -222,7 +227,7 @@ func (r *robotsCall) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // notSent reports whether a request that failed with err never left the
 // process: a layer of ours refused it (a *RefusedError: cool-down,
-// suspension, blocked address; nothing was sent), or the Pacer granted it no
+// suspension, blocked address; nothing was sent), or the pacer granted it no
 // turn (its wait ended, the Schedule failed), or its turn saw nothing reach
 // the host (no dial begun, no connection handed over, nothing written). A
 // failure after any of those is the network's or the server's.
@@ -231,7 +236,7 @@ func notSent(call *callInfo, err error) bool {
 	if errors.As(err, &re) {
 		return true
 	}
-	t := call.turn // set by the Pacer on this goroutine, before RoundTrip returned
+	t := call.turn // set by the pacer on this goroutine, before RoundTrip returned
 	if t == nil {
 		return true
 	}
@@ -307,8 +312,8 @@ func (c *Client) source(call *callInfo) *Source {
 }
 
 // Transport returns the chain as an [http.RoundTripper], for a caller's own
-// [http.Client]: robots gate, ledger gate, pacer, identity and base transport,
-// refusing non-https URLs and hosts the policy does not admit, with the
+// [http.Client]: the layers of the package doc but the validators, over the
+// base transport, refusing non-https URLs and hosts the policy does not admit, with the
 // caller's requests checked as [Client.HTTPClient] says. It does not follow
 // redirects by itself, strip tracking parameters or make requests
 // conditional: use [Client.HTTPClient], [Client.Doer] or [Client.Get].
@@ -336,6 +341,10 @@ func (c *Client) Transport() http.RoundTripper { return c.plain }
 //     would change what the request means, so the request is refused with a
 //     *[RequestError] (ErrUnsupportedHeader) naming it: a credential goes in
 //     [Policy.Credential] or a [Source];
+//   - the caller must read every response body to its end or close it, as
+//     http.Client requires anyway: until then it holds its host's turn, and
+//     the host's next request waits (its error, and [Client.Explain], say
+//     that a response body from the host is still open, and since when);
 //   - the body is the server's, with its content-codings as sent (the chain
 //     asks for identity, so a polite server sends none), and a refusal the
 //     chain makes is a *[RefusedError] wrapped in the *url.Error that
@@ -358,28 +367,6 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// GetOption sets one Get's particulars.
-type GetOption func(*callInfo)
-
-// AsKind says what the Get is for (default KindArticle).
-func AsKind(k Kind) GetOption { return func(c *callInfo) { c.kind = k } }
-
-// WithReferer sends page as the Referer (an image's article page). It is sent
-// on every hop of this Get, and by nothing else.
-func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer = page } }
-
-// WithAccept replaces the policy's Accept header for this Get.
-func WithAccept(accept string) GetOption { return func(c *callInfo) { c.accept = accept } }
-
-// WithSource applies a source's admitted hosts, declared parameters and
-// credential to this Get instead of the policy's. The option may be used by
-// any number of Gets at once: s is copied and read only.
-func WithSource(s Source) GetOption {
-	s.Admitted = normalizeList(s.Admitted)
-	s.Credential.Hosts = normalizeList(s.Credential.Hosts)
-	return func(c *callInfo) { c.source = &s }
-}
-
 // Get reads rawURL politely: tracking parameters stripped, redirects followed
 // within the policy, each hop through the gates and the pacer, the body read within
 // the caps and decoded. A refusal we make returns a *[RefusedError] and a nil
@@ -387,6 +374,14 @@ func WithSource(s Source) GetOption {
 // be read in full within bounds, Get returns the Result (Body nil, Depositable
 // saying why) together with that same error. Other errors (DNS, TLS, time-outs)
 // return a nil Result.
+//
+// Get reads and closes every body itself. A response body that another
+// reader of the Client holds open (through [Client.HTTPClient] or
+// [Client.Transport]) holds its host's turn until it is read to its end or
+// closed: a Get to that host waits for it, and if its deadline comes first
+// its error (matching ErrPacingDeadline) says that a response body from the
+// host is still open, and since when; so does [Client.Explain]
+// (Explanation.BodyOpenSince).
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
@@ -410,7 +405,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res := newResult(call, resp)
 	if res.NotModified {
 		drain(resp.Body)
-	} else if body, err := c.readBody(resp); err != nil {
+	} else if body, err := c.readBody(req.Context(), resp); err != nil {
 		res.bodyErr = err
 	} else {
 		res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
@@ -532,9 +527,11 @@ func (c *Client) follow(req *http.Request) (*http.Response, error) {
 }
 
 // readBody reads resp's body in full within the policy's caps and removes its
-// content-codings; the error matches this package's body sentinels.
-func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
-	body, err := decode.ReadContext(resp.Request.Context(), resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
+// content-codings; the error matches this package's body sentinels, and
+// ctx's error when ctx (the call's: the caller's and the policy's bound)
+// ended the read.
+func (c *Client) readBody(ctx context.Context, resp *http.Response) (*decode.Body, error) {
+	body, err := decode.ReadContext(ctx, resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
 		c.bodyLimits(resp))
 	if err != nil {
 		return nil, bodyError(err)

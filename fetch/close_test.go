@@ -13,7 +13,7 @@ import (
 	"github.com/politefetch/politefetch/politetest"
 )
 
-// pacerGoroutines returns the stacks of the goroutines running a Pacer's
+// pacerGoroutines returns the stacks of the goroutines running a pacer's
 // code (the answer grace's background waits, the waits on open bodies).
 func pacerGoroutines() []string {
 	buf := make([]byte, 1<<20)
@@ -27,7 +27,7 @@ func pacerGoroutines() []string {
 	}
 	var out []string
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if bytes.Contains(g, []byte("politefetch/fetch.(*Pacer).")) {
+		if bytes.Contains(g, []byte("politefetch/fetch.(*pacer).")) {
 			out = append(out, string(g))
 		}
 	}
@@ -38,7 +38,7 @@ func pacerGoroutines() []string {
 // the Client's is left: neither the background wait of a request its caller
 // gave up on after it was written (which would otherwise live for its
 // answer grace), nor the wait on a body left open. The test is not
-// parallel, so that no other test's Pacer runs meanwhile.
+// parallel, so that no other test's pacer runs meanwhile.
 func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 	before := len(pacerGoroutines())
 	web := politetest.NewWeb(t)
@@ -71,7 +71,7 @@ func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 	}
 	_ = resp // its body left open
 	if n := len(pacerGoroutines()); n <= before {
-		t.Fatalf("%d Pacer goroutines before Close, %d before the test: the test proves nothing", n, before)
+		t.Fatalf("%d pacer goroutines before Close, %d before the test: the test proves nothing", n, before)
 	}
 	c.Close()
 	c2.Close()
@@ -82,4 +82,12 @@ func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 		t.Error("the open body was still readable in full after Close")
 	}
 	resp.Body.Close()
+	// A closed Client sends nothing more.
+	sent := len(web.Requests())
+	if _, err := c2.Get(context.Background(), s.URL("/after")); err == nil {
+		t.Error("a Get on a closed Client succeeded")
+	}
+	if n := len(web.Requests()); n != sent {
+		t.Errorf("a closed Client sent %d requests", n-sent)
+	}
 }

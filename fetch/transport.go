@@ -1,11 +1,13 @@
 package fetch
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -25,20 +27,20 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// DialFunc connects to an "ip:port" address. nil means a net.Dialer.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// dialFunc connects to an "ip:port" address. nil means a net.Dialer.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // baseConfig is what the base transport is built from.
 type baseConfig struct {
 	resolver  Resolver
-	dial      DialFunc
+	dial      dialFunc
 	roots     *x509.CertPool
 	allow     []netip.Prefix
 	dnsTTL    time.Duration
 	inFlight  int
 	firstByte time.Duration
 	allowHTTP bool
-	clock     Clock         // nil: real time
+	clock     clock.Clock   // nil: real time
 	idle      time.Duration // IdleConnTimeout
 	maxIdle   int           // MaxIdleConns; 0: maxIdleConns
 }
@@ -145,18 +147,126 @@ type tracedConn struct {
 	// this connection: the connection's next read of any byte is its
 	// answer's first (one request at a time per connection, HTTP/1.1).
 	reading atomic.Pointer[turn]
+	head    headScan // the head of the answer being read (read side only)
+	headOf  *turn    // the turn whose answer head is (read side only)
+	raw     *eofConn // under a TLS connection; nil for plain http
 }
 
 // Read reads from the connection, and tells the turn whose answer this is
-// that its first byte has come.
+// that its first byte has come. Two answers are not what they seem, and
+// fail here:
+//
+//   - an answer whose head carries both Content-Length and
+//     Transfer-Encoding (RFC 9112 §6.3: a client ought to treat it as an
+//     error; net/http would let chunked win and drop the length), refused
+//     with errFraming, so nothing of it is read or deposited;
+//   - a TLS stream that ends with the TCP connection closed but no
+//     close_notify (crypto/tls reports both as io.EOF): the peer's data may
+//     have been cut, so the end is io.ErrUnexpectedEOF. A body delimited by
+//     the connection's close (neither Content-Length nor chunked) is then
+//     truncated, never complete; a framed body is not read that far.
 func (c *tracedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		if t := c.reading.Load(); t != nil && c.reading.CompareAndSwap(t, nil) {
 			t.answered()
+			c.head = headScan{on: true}
+			c.headOf = t
+		}
+		if c.head.on && c.head.feed(p[:n]) {
+			if c.headOf != nil {
+				c.headOf.refuse(errFraming) // whatever net/http then makes of the read error
+			}
+			return 0, errFraming
 		}
 	}
+	if err == io.EOF && c.raw != nil && c.raw.eof.Load() && c.headOf != nil && c.reading.Load() == nil {
+		// An answer had begun (a connection closed before any answer
+		// stays io.EOF: net/http's "no answer", see ErrNoAnswer).
+		err = io.ErrUnexpectedEOF
+	}
 	return n, err
+}
+
+// errFraming refuses an answer that declares both a Content-Length and a
+// Transfer-Encoding.
+var errFraming = errors.New("fetch: answer declares both Content-Length and Transfer-Encoding (RFC 9112 §6.3), refused")
+
+// eofConn is the TCP connection under a TLS one: it remembers whether the
+// peer closed it (a read met io.EOF), which crypto/tls does not tell apart
+// from a close_notify.
+type eofConn struct {
+	net.Conn
+	eof atomic.Bool
+}
+
+func (c *eofConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err == io.EOF {
+		c.eof.Store(true)
+	}
+	return n, err
+}
+
+// headScan watches the head of an answer as it is read (the reads of one
+// connection come from one goroutine), for its framing headers. A 1xx head
+// is followed by the final one, which is watched in turn.
+type headScan struct {
+	on      bool
+	line    int      // the current line's length so far, CRs left out
+	pre     [18]byte // its first bytes, lower case
+	n       int      // lines of the current head so far
+	info    bool     // the current head is a 1xx
+	length  bool     // Content-Length seen
+	chunked bool     // Transfer-Encoding seen
+}
+
+// feed scans p, and reports whether the head declares both framings.
+func (h *headScan) feed(p []byte) bool {
+	for _, b := range p {
+		switch b {
+		case '\r':
+			continue
+		case '\n':
+			if h.endLine() {
+				return true
+			}
+			if !h.on {
+				return false
+			}
+			continue
+		}
+		if h.line < len(h.pre) {
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			h.pre[h.line] = b
+		}
+		h.line++
+	}
+	return false
+}
+
+func (h *headScan) endLine() bool {
+	line := h.pre[:min(h.line, len(h.pre))]
+	switch {
+	case h.line == 0: // the head's end
+		if h.info {
+			*h = headScan{on: true}
+			return false
+		}
+		h.on = false
+		return false
+	case h.n == 0: // the status line: "http/1.1 103 …"
+		h.info = len(line) > 9 && line[9] == '1'
+	case bytes.HasPrefix(line, []byte("content-length:")):
+		h.length = true
+	case bytes.HasPrefix(line, []byte("transfer-encoding:")):
+		h.chunked = true
+	}
+	h.n++
+	h.line = 0
+	return h.length && h.chunked
 }
 
 // Write writes p, then tells the pending request's turn that it was written
@@ -319,7 +429,8 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 	}
-	conn := tls.Client(tc.Conn, cfg)
+	tc.raw = &eofConn{Conn: tc.Conn}
+	conn := tls.Client(tc.raw, cfg)
 	hctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	start := clk.Now()
@@ -344,7 +455,7 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 // field they write is read under mu.
 type hopTrace struct {
 	call *callInfo
-	turn *turn // the Pacer's turn of this hop, nil without a Pacer above
+	turn *turn // the pacer's turn of this hop, nil without a pacer above
 	ct   httptrace.ClientTrace
 
 	mu           sync.Mutex
@@ -358,7 +469,7 @@ type hopTrace struct {
 // turns a refused address into a *RefusedError with Reason BlockedAddr.
 type hopRecorder struct {
 	next  http.RoundTripper
-	clock Clock // nil: real time
+	clock clock.Clock // nil: real time
 }
 
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -407,6 +518,15 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+	if err != nil && ht.turn != nil {
+		if r := ht.turn.refused(); r != nil {
+			// The connection refused the answer (see tracedConn.Read);
+			// net/http may have tried to send the request again, which
+			// the turn refused (ErrNotResent): the answer's refusal is
+			// the cause.
+			err = r
+		}
+	}
 	if err != nil {
 		var be *netguard.BlockedError
 		if errors.As(err, &be) {
