@@ -290,6 +290,12 @@ type Event struct {
 	NextCheck time.Time
 	// At is the instant the event happened (the now passed in).
 	At time.Time
+	// Verdict is the Policy's judgement of the response [Ledger.Observe]
+	// was given, set on every event Observe returns (EventNone included):
+	// whether the answer was a refusal is the ledger's to say, so no
+	// caller keeps its own list of refusing statuses. Zero (Neutral) on
+	// the events of Check.
+	Verdict Verdict
 }
 
 // Observe records what a response taught: a refusal (by the Ledger's
@@ -304,8 +310,9 @@ type Event struct {
 // neutral 429 or 503 with a Retry-After cools the host down without a
 // strike. A refusal or a cool-down is stored even if ctx is cancelled
 // meanwhile (the Store gets ctx's values, not its cancellation). Observe
-// returns the event it emitted (EventNone when nothing changed). On a
-// Store error nothing is recorded and the error is returned.
+// returns the event it emitted (EventNone when nothing changed), with the
+// response's Verdict. On a Store error nothing is recorded and the error is
+// returned, beside an event carrying only the Verdict.
 //
 // A success costs one read of the Store, to find what it clears, and a
 // write when there is something; none at all when o.NoRecord says the
@@ -320,10 +327,10 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 		// read and no write. (A refusal recorded since stands, which is
 		// the polite side, and the next Check reads it.)
 		if o.NoRecord {
-			return Event{}, nil
+			return Event{Verdict: v}, nil
 		}
 		if _, ok, err := l.store().Get(ctx, key); err == nil && !ok {
-			return Event{}, nil
+			return Event{Verdict: v}, nil
 		}
 	}
 	var ev Event
@@ -389,7 +396,7 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 	default:
 		ra, ok := o.retryAfter(now)
 		if l.pol.NoCooldown || !ok || (o.Status != 429 && o.Status != 503) {
-			return Event{}, nil
+			return Event{Verdict: v}, nil
 		}
 		ra = min(ra, l.pol.RetryAfterCeiling)
 		fn = func(cur State, _ bool) (State, bool) {
@@ -409,8 +416,9 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 		uctx = context.WithoutCancel(ctx)
 	}
 	if err := l.store().Update(uctx, key, fn); err != nil {
-		return Event{}, err
+		return Event{Verdict: v}, err
 	}
+	ev.Verdict = v
 	l.emit(ctx, ev)
 	return ev, nil
 }

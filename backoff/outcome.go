@@ -74,7 +74,7 @@ func (v Verdict) String() string {
 // 2xx or 304 is a success; anything else is neutral. A zero p is judged as
 // [StrictNews].
 func (p Policy) Classify(o Outcome) Verdict {
-	if p.isZero() {
+	if p.IsZero() {
 		p = StrictNews()
 	}
 	return p.classify(o)

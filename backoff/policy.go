@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"reflect"
 	"slices"
 	"time"
 )
@@ -10,8 +11,9 @@ import (
 // [Ledger] before the ledger's first use.
 //
 // The zero Policy is not "no policy": a [Ledger] whose Policy is the zero
-// value uses [StrictNews], the most polite preset. Within a non-zero Policy,
-// each zero field has the meaning documented on it.
+// value uses [StrictNews], the most polite preset ([Policy.IsZero] says
+// which Policy that is). Within a non-zero Policy, each zero field has the
+// meaning documented on it.
 type Policy struct {
 	// Name labels the policy in events and logs.
 	Name string
@@ -140,16 +142,21 @@ func Vault() Policy {
 	}
 }
 
-func (p *Policy) isZero() bool {
-	return p.Name == "" && len(p.RefuseStatus) == 0 && !p.RefuseNon200 && !p.NoCooldown && !p.RetryAfterOnly &&
-		p.Base == 0 && p.Factor == 0 && p.Ceiling == 0 && p.Jitter == 0 && p.Min429 == 0 &&
-		p.RetryAfterCeiling == 0 && p.StrikeLimit == 0 && p.RecheckEvery == 0
+// IsZero reports whether p sets no field at all, the Policy a [Ledger] and
+// [Policy.Classify] read as [StrictNews]. Every field counts, including
+// any added later: a Policy that sets only one field is never taken for
+// the zero one. An empty RefuseStatus counts as unset, set or nil.
+func (p Policy) IsZero() bool {
+	if len(p.RefuseStatus) == 0 {
+		p.RefuseStatus = nil
+	}
+	return reflect.ValueOf(p).IsZero()
 }
 
 // resolved returns p with its zero fields filled in and its own copy of
 // RefuseStatus.
 func (p Policy) resolved() Policy {
-	if p.isZero() {
+	if p.IsZero() {
 		p = StrictNews()
 	}
 	p.RefuseStatus = slices.Clone(p.RefuseStatus)

@@ -133,8 +133,9 @@ type Crawler struct {
 	HostQueue int
 	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
 	QueueSize int
-	// Extractors bounds the articles of one pass extracted at once, each
-	// in a goroutine that ends with its extraction. 0: DefaultExtractors.
+	// Extractors bounds the articles of one pass extracted at once: the
+	// pass runs that many extractors, which end with it. 0:
+	// DefaultExtractors.
 	Extractors int
 	// Starting bounds the passes starting at once. A pass holds one of
 	// these turns from its start until its first request is written (its
@@ -470,18 +471,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 			if err != nil {
 				continue
 			}
-			sc, err := c.state.Schedule(ctx, id)
-			if err != nil {
-				c.emit(Event{Kind: EventStoreError, Source: id, Err: err})
-				sc = Schedule{NextTrigger: now.Add(time.Minute)}
-			}
-			due := sc.NextTrigger
-			if src.Backlog != nil && sc.NextBacklog.Before(due) {
-				due = sc.NextBacklog
-			}
-			if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
-				due = sc.Embargo // an embargoed article is read as soon as it lifts
-			}
+			due := c.due(ctx, &src, now)
 			heldMu.Lock()
 			if h := held[id]; due.Before(h) {
 				due = h
@@ -520,6 +510,25 @@ func (c *Crawler) Run(ctx context.Context) error {
 		case <-wake:
 		}
 	}
+}
+
+// due is when the source's next pass is due, as its schedule in the State
+// says: its trigger, its backlog or an embargo lifting, whichever comes
+// first. A State that does not answer makes it due a minute from now.
+func (c *Crawler) due(ctx context.Context, src *Source, now time.Time) time.Time {
+	sc, err := c.state.Schedule(ctx, src.ID)
+	if err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+		sc = Schedule{NextTrigger: now.Add(time.Minute)}
+	}
+	due := sc.NextTrigger
+	if src.Backlog != nil && sc.NextBacklog.Before(due) {
+		due = sc.NextBacklog
+	}
+	if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
+		due = sc.Embargo // an embargoed article is read as soon as it lifts
+	}
+	return due
 }
 
 // hostOf is the frontier key of a URL: its host, as the chain keys it.

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
+	"github.com/politefetch/politefetch/internal/redirect"
 	"github.com/politefetch/politefetch/internal/tracking"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/robots"
@@ -42,7 +44,6 @@ type Client struct {
 	validators  *Conditional
 	chain       http.RoundTripper // for Get and the Doers: with validators
 	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
-	hc          *http.Client      // over chain
 	plainHC     *http.Client      // over plain
 	src         *Source           // the policy's source, shared read-only by every Get without its own
 }
@@ -148,6 +149,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
 	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
@@ -158,7 +160,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		Transport: robotsRT,
 		UserAgent: ua,
 		AllowHTTP: p.AllowHTTP,
-		Policy:    robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: p.Robots.OnFailure},
+		Policy:    p.Robots,
 		Store:     o.robotsStore,
 		Clock:     o.clock,
 		Logger:    o.logger,
@@ -171,9 +173,9 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	}
 	c.chain = c.stack(ua, below)
 	c.plain = c.stack(ua, bottom)
-	// Get and the Doers bound each call with its own context deadline; the
-	// client HTTPClient hands out carries the same bound as http.Client.Timeout.
-	c.hc = &http.Client{Transport: c.chain, CheckRedirect: c.checkRedirect}
+	// Get and the Doers follow redirects themselves (follow) and bound each
+	// call with its own context deadline; the client HTTPClient hands out
+	// carries the same bound as http.Client.Timeout.
 	c.plainHC = &http.Client{Transport: c.plain, CheckRedirect: c.checkRedirect}
 	return c, nil
 }
@@ -182,7 +184,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
 	core := c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
-		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, Next: below}})
+		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
 	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
 }
 
@@ -344,8 +346,14 @@ func (c *Client) HTTPClient() *http.Client {
 	return &hc
 }
 
-// Close closes the idle connections. The Client must not be used afterwards.
+// Close ends what the Client still does in the background and closes its
+// idle connections. The requests a caller gave up on after they were written
+// (awaited for their answer grace, see the package doc) are hung up on, and
+// the bodies still open are ended; Close waits for the goroutines that
+// awaited them, a few seconds at most. The Client must not be used
+// afterwards.
 func (c *Client) Close() error {
+	c.pacer.close()
 	c.base.CloseIdleConnections()
 	return nil
 }
@@ -382,6 +390,8 @@ func WithSource(s Source) GetOption {
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
+	call.result = new(resultRecord)
+	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -392,7 +402,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		return nil, err
 	}
 	defer cancel()
-	resp, err := c.send(c.hc, req)
+	resp, err := c.follow(req)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +419,8 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res.Hops, res.Timings = call.rec.take()
 	res.Timings.Total = time.Since(start)
 	if res.bodyErr == nil && !res.NotModified {
-		res.Proof = proofOf(res, readAt)
+		res.Proof = &call.result.proof
+		*res.Proof = proofOf(res, readAt)
 	}
 	c.logger.LogAttrs(req.Context(), slog.LevelDebug, "fetched", slog.String("url", res.FinalURL), slog.Int("status", res.Status),
 		slog.Int64("wire", res.Wire), slog.Duration("total", res.Timings.Total))
@@ -476,19 +487,48 @@ func (c *Client) requestURL(ctx context.Context, call *callInfo, u *url.URL) err
 
 func noCancel() {}
 
-// send sends req through hc and returns the response, or the error without
-// http.Client's *url.Error around it (the error names the URL itself).
-func (c *Client) send(hc *http.Client, req *http.Request) (*http.Response, error) {
-	resp, err := hc.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+// follow sends req through the chain and follows its redirects as an
+// http.Client would for a GET or a HEAD without a body (301, 302, 303, 307
+// and 308 with a Location; the same method; the first request's header),
+// each hop admitted by checkRedirect first. It is an http.Client's loop
+// without what the chain never uses (bodies, cookies, its own time-out),
+// and returns the chain's error as is (no *url.Error around it: the error
+// names the URL itself).
+func (c *Client) follow(req *http.Request) (*http.Response, error) {
+	first := req
+	var via []*http.Request
+	for {
+		resp, err := c.chain.RoundTrip(req)
+		if err != nil {
+			c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", req.URL.Redacted()), slog.String("err", err.Error()))
+			return nil, err
 		}
-		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", req.URL.Redacted()), slog.String("err", err.Error()))
-		return nil, err
+		loc := resp.Header.Get("Location")
+		if !redirect.Is(resp.StatusCode) || loc == "" {
+			return resp, nil
+		}
+		u, err := req.URL.Parse(loc)
+		if err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("fetch: failed to parse Location header %q: %v", loc, err)
+		}
+		via = append(via, req)
+		next := (&http.Request{
+			Method: first.Method, URL: u, Header: first.Header.Clone(), Response: resp,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		}).WithContext(first.Context())
+		if next.Header == nil {
+			next.Header = make(http.Header)
+		}
+		err = c.checkRedirect(next, via)
+		drain(resp.Body) // a little, so that the connection may be reused
+		resp.Body.Close()
+		if err != nil {
+			c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", u.Redacted()), slog.String("err", err.Error()))
+			return nil, err
+		}
+		req = next
 	}
-	return resp, nil
 }
 
 // readBody reads resp's body in full within the policy's caps and removes its
@@ -505,7 +545,13 @@ func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
 // newResult returns the Result of resp, the answer to call, before its body
 // is read.
 func newResult(call *callInfo, resp *http.Response) *Result {
-	res := &Result{
+	var res *Result
+	if call.result != nil {
+		res = &call.result.res
+	} else {
+		res = new(Result)
+	}
+	*res = Result{
 		URL:         call.urlString,
 		FinalURL:    call.urlString,
 		Status:      resp.StatusCode,
@@ -520,12 +566,12 @@ func newResult(call *callInfo, resp *http.Response) *Result {
 }
 
 // proofOf returns the proof of fetch of a complete res read at readAt.
-func proofOf(res *Result, readAt time.Time) *provenance.Proof {
+func proofOf(res *Result, readAt time.Time) provenance.Proof {
 	removed := res.CodingsRemoved
 	if removed == nil {
 		removed = []string{}
 	}
-	return &provenance.Proof{
+	return provenance.Proof{
 		Schema:         provenance.Schema,
 		RequestedURL:   res.URL,
 		FinalURL:       res.FinalURL,

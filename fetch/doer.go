@@ -73,7 +73,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	resp, err := c.send(c.hc, out)
+	resp, err := c.follow(out)
 	if err != nil {
 		return nil, err
 	}

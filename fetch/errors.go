@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -65,6 +66,17 @@ var (
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
 	ErrInvalidHost      = errors.New("fetch: invalid host")
 )
+
+// ErrRobotsUnreachable is matched (errors.Is), beside ErrRobots, by the
+// *[RefusedError] of a URL whose site is disallowed because its robots.txt
+// could not be read: a network failure (DNS, connection, TLS, time-out, a
+// body cut short), a 5xx answer, or a redirect to a target the chain does not
+// request. RFC 9309 reads an unreachable robots.txt as disallowing the whole
+// site, so the refusal stands until Until, when robots.txt is asked again;
+// the cause is in the refusal's Err (a *robots.DisallowedError). It is not
+// matched when robots.txt was read and forbids the URL, nor when an answer
+// the policy counts as a refusal (a 401 or 403 under robots.Strict) did.
+var ErrRobotsUnreachable = errors.New("fetch: robots.txt unreachable")
 
 // Errors about a response body that arrived but may not be deposited. They are
 // returned by [Result.Depositable], and by [Client.Get] beside the Result when the body
@@ -235,6 +247,20 @@ func (e *RefusedError) why() string {
 	return e.Reason.String()
 }
 
+// robotsUnreachable reports whether e is a robots refusal because robots.txt
+// could not be read: a fetch failure (other than too many redirects, which a
+// policy reads as an answer), or a 5xx.
+func (e *RefusedError) robotsUnreachable() bool {
+	var d *robots.DisallowedError
+	if e.Reason != Robots || !errors.As(e.Err, &d) || d.Outcome != robots.DisallowAll {
+		return false
+	}
+	if d.Err != nil {
+		return !errors.Is(d.Err, robots.ErrTooManyRedirects)
+	}
+	return d.Status >= 500
+}
+
 // causeText is an underlying error's text without its package prefix (a
 // lowercase word and a colon), so that a message names no internal package.
 func causeText(err error) string {
@@ -256,9 +282,12 @@ func isLowerWord(s string) bool {
 
 // Unwrap returns the reason's sentinel and the underlying cause.
 func (e *RefusedError) Unwrap() []error {
-	errs := make([]error, 0, 2)
+	errs := make([]error, 0, 3)
 	if s := e.Reason.sentinel(); s != nil {
 		errs = append(errs, s)
+	}
+	if e.robotsUnreachable() {
+		errs = append(errs, ErrRobotsUnreachable)
 	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
@@ -393,4 +422,51 @@ func transportFailure(err error) error {
 // normalise: the cause is kept, and it is a *RefusedError a caller matches.
 func invalidHost(u *url.URL, err error) error {
 	return &RefusedError{Host: u.Host, URL: u.Redacted(), Reason: InvalidHost, Err: err}
+}
+
+// unparsedRefusal returns the refusal of raw, a URL that url.Parse could not
+// read because of its host (a percent-encoded one such as
+// "%31%32%37.0.0.1", which RFC 3986 allows but no resolver should be handed):
+// a *RefusedError with Reason InvalidHost and the parse error as its cause.
+// Any other parse failure is returned as it is.
+func unparsedRefusal(raw string, err error) error {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || scheme == "" {
+		return err
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	host := authority
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		host = authority[i+1:] // never echo a userinfo
+	}
+	if _, perr := url.Parse(scheme + "://" + host); perr == nil {
+		return err // the host parses: the fault is elsewhere
+	}
+	return &RefusedError{Host: host, URL: scheme + "://" + host + "/", Reason: InvalidHost, Err: err}
+}
+
+// locationRefusal returns the refusal of the redirect resp answers req with
+// when its Location's host cannot be parsed (see unparsedRefusal), and nil
+// otherwise: net/http would fail on it with an error of bare text.
+func locationRefusal(req *http.Request, resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return nil
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return nil
+	}
+	_, err := req.URL.Parse(loc)
+	if err == nil {
+		return nil
+	}
+	if re, ok := unparsedRefusal(loc, err).(*RefusedError); ok {
+		return re
+	}
+	return nil
 }

@@ -85,7 +85,7 @@ func TestRobotsPolicy_ReachesTheCache(t *testing.T) {
 		p.Robots.OnFailure, p.AllowHTTP = tc.onFailure, tc.allowHTTP
 		c := newClient(t, web, p)
 		got := c.robots.Policy
-		want := robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.Retry, OnFailure: tc.onFailure}
+		want := robots.Policy{Status: p.Robots.Status, TTL: p.Robots.TTL, RetryInterval: p.Robots.RetryInterval, OnFailure: tc.onFailure}
 		if got != want || c.robots.AllowHTTP != tc.allowHTTP {
 			t.Errorf("%s: robots cache policy %+v, AllowHTTP %v; want %+v, %v", tc.name, got, c.robots.AllowHTTP, want, tc.allowHTTP)
 		}

@@ -1,13 +1,16 @@
 package fetch
 
 import (
+	"io"
 	"net/http"
 	"sync"
 )
 
 // Identity is the layer that sets the request headers, and only them:
 // User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
-// configured and the host is one of its hosts, and a Referer for an image
+// configured, the request is https and its host is one of the credential's hosts
+// (a credential that [Credential.Validate] refuses fails the request, and nothing
+// is sent), and a Referer for an image
 // fetched for an article. The request's own If-None-Match and
 // If-Modified-Since are kept (a conditional request someone above asked for);
 // every other header it carries — a cookie, a Referer added by a redirect, a
@@ -27,7 +30,11 @@ type Identity struct {
 	Next       http.RoundTripper // nil: http.DefaultTransport
 	UserAgent  string            // the full User-Agent, see Policy.UserAgent
 	Accept     string            // empty: DefaultAccept
-	Credential Credential        // replaced per call by a Get's Source
+	Credential Credential        // replaced per call by a Get's Source; sent over https only
+
+	// noCred refuses every credential (Policy.NoCredential): a request
+	// whose Source carries one fails before anything is sent.
+	noCred bool
 
 	once sync.Once
 	vals identityValues
@@ -74,15 +81,22 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		cred = &call.source.Credential
 	}
 	credHost := false
-	if cred.Header != "" && len(cred.Hosts) > 0 {
-		if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
-			credHost = true
+	if cred.Header != "" {
+		// A Source's credential reaches the chain unchecked: check it
+		// here, before anything is sent.
+		if err := id.check(cred); err != nil {
+			return nil, err
+		}
+		if cred.sendable(r.URL.Scheme) && len(cred.Hosts) > 0 {
+			if k, err := hostKey(ctx, r.URL); err == nil && hostIn(k, cred.Hosts) {
+				credHost = true
+			}
 		}
 	}
 	conditional := hasConditional(req.Header)
 	if !credHost && !conditional && (call == nil || call.accept == "" && call.referer == "") {
 		r.Header = v.plain
-		return next(id.Next).RoundTrip(r)
+		return checkedLocation(call, r, next(id.Next))
 	}
 	h := make(http.Header, 6)
 	h["User-Agent"] = v.ua
@@ -92,7 +106,7 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	h["Accept-Encoding"] = v.identity
 	if credHost {
-		h.Set(cred.Header, cred.Value)
+		h.Set(cred.Header, cred.Value.Reveal())
 	}
 	if call != nil && call.referer != "" {
 		h["Referer"] = []string{call.referer}
@@ -105,5 +119,36 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	r.Header = h
-	return next(id.Next).RoundTrip(r)
+	return checkedLocation(call, r, next(id.Next))
+}
+
+// checkedLocation sends r through rt; a redirect whose Location has a host
+// that cannot be parsed (percent-encoded, say) becomes a *RefusedError with
+// Reason InvalidHost, its body drained and closed, so that http.Client above
+// never fails on it with an error of bare text. A robots.txt fetch's answer
+// is left as it is: the robots.txt cache reads its redirects itself, and
+// records that one as a failure of the host's.
+func checkedLocation(call *callInfo, r *http.Request, rt http.RoundTripper) (*http.Response, error) {
+	resp, err := rt.RoundTrip(r)
+	if err != nil || (call != nil && call.kind == KindRobots) {
+		return resp, err
+	}
+	if rerr := locationRefusal(r, resp); rerr != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		return nil, rerr
+	}
+	return resp, nil
+}
+
+// check returns the error of a credential this layer will not handle: one
+// Validate refuses, or any under a policy that sends none.
+func (id *Identity) check(c *Credential) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if id.noCred {
+		return &CredentialError{Field: "Header", Reason: "the policy sends no credential"}
+	}
+	return nil
 }

@@ -19,7 +19,7 @@ func TestIdentity_V9_AloneUnderHTTPClient(t *testing.T) {
 	other := web.Site("other.example")
 	id := &Identity{
 		UserAgent:  "AloneBot/1 (+https://alone.example)",
-		Credential: Credential{Header: "X-Api-Key", Value: "k3y", Hosts: []string{"cms.example"}},
+		Credential: Credential{Header: "X-Api-Key", Value: NewSecret("k3y"), Hosts: []string{"cms.example"}},
 		Next:       web.Transport(),
 	}
 	hc := &http.Client{Transport: id}

@@ -82,6 +82,8 @@ type Pacer struct {
 	// (the request ends with its caller).
 	AnswerGrace time.Duration
 
+	life lifecycle
+
 	mu    sync.Mutex
 	hosts map[string]*paceState
 	ops   int
@@ -354,8 +356,8 @@ func (p *Pacer) giveBack(t *turn, wire bool) {
 }
 
 // markStart moves t's host's latest start to now, if later, here and in the
-// shared Schedule: the request has just put load on the host.
-func (p *Pacer) markStart(t *turn) {
+// shared Schedule: the request has just put load on the host. It returns now.
+func (p *Pacer) markStart(t *turn) time.Time {
 	now := clock.Or(p.Clock).Now()
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil && now.After(st.last) {
@@ -370,6 +372,7 @@ func (p *Pacer) markStart(t *turn) {
 		_ = p.Schedule.Started(ctx, t.key, t.owner, now)
 		cancel()
 	}
+	return now
 }
 
 // sweepLocked drops the state of idle hosts whose interval has passed. It runs
@@ -417,11 +420,19 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		closeBody(req)
 		return nil, err
 	}
-	// The turn lives in the body that gives it back (one allocation for both).
-	rb := &releaseBody{turn: turn{p: p, key: key, ctx: ctx}}
+	// The turn lives in the body that gives it back (one allocation for
+	// both, none for the first hop of a call, whose call holds it).
+	call := callFrom(ctx)
+	var rb *releaseBody
+	if call != nil {
+		rb = call.firstBody()
+	}
+	if rb == nil {
+		rb = new(releaseBody)
+	}
+	rb.turn = turn{p: p, key: key, ctx: ctx}
 	t := &rb.turn
 	waited, err := p.acquire(ctx, t, minGapFrom(ctx))
-	call := callFrom(ctx)
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
 	}
@@ -455,9 +466,9 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	return p.await(nextRT, req, rb, grace)
 }
 
-// await sends req with a context of its own, which keeps req's values and
-// ends grace after req's deadline, and waits for the answer while req's
-// context lives. If that context ends first:
+// await sends req with a context of its own, which keeps req's values but
+// not its cancellation, from a goroutine of its own, and waits for the
+// answer while req's context lives. If that context ends first:
 //
 //   - a request not yet written is stopped, and ends as it would have;
 //   - one written whose answer has not begun is left to finish in the
@@ -466,62 +477,153 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 //   - one whose answer has begun is stopped, and the caller gets what the
 //     layers below made of it.
 //
-// Once the answer has come, the caller's context ends the body at once, as
-// it would have.
+// Once the answer has come, the same goroutine ends the request's own
+// context when the caller's ends, so that the caller's context still ends
+// the body at once, or when the body is done. Nothing else is made per
+// request: no timer (the grace's is armed only when a caller gives up on a
+// written request), no trace (the turn learns of the answer's first byte
+// from the layers below, see turn.answered), no second deadline.
 func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
 	ctx := req.Context()
 	t := &rb.turn
-	var inner context.Context
-	var stop context.CancelFunc
-	if dl, ok := ctx.Deadline(); ok {
-		inner, stop = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(grace))
-	} else {
-		inner, stop = context.WithCancel(context.WithoutCancel(ctx))
-	}
-	var answering atomic.Bool
-	inner = httptrace.WithClientTrace(inner, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
-	type answer struct {
-		resp *http.Response
-		err  error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		resp, err := next(nextRT).RoundTrip(req.WithContext(inner))
-		done <- answer{resp, err}
-	}()
-	var a answer
+	inner, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	rb.caller, rb.inner, rb.stop = ctx, inner, stop
+	rb.done = make(chan struct{})
+	p.life.wg.Add(1)
+	go p.answer(nextRT, req.WithContext(inner), rb)
 	select {
-	case a = <-done:
+	case <-rb.done:
 	case <-ctx.Done():
-		if t.written() && !answering.Load() {
-			timer := time.AfterFunc(grace, stop)
-			go func() {
-				a := <-done
-				timer.Stop()
-				if a.err == nil {
-					a.resp.Body.Close() // the layers below have observed the answer
-				}
-				stop()
-				t.end(true)
-			}()
+		if t.written() && !t.answering() && p.abandon(rb, grace) {
 			return nil, ctx.Err()
 		}
-		stop()
-		a = <-done
+		stop(ctx.Err())
+		<-rb.done
+	case <-p.life.closing:
+		stop(errClosed)
+		<-rb.done
 	}
-	if a.err != nil {
-		stop()
+	if rb.err != nil {
+		stop(nil)
 		t.end(true)
-		if ctx.Err() != nil && errors.Is(a.err, context.Canceled) && !errors.Is(a.err, ctx.Err()) {
+		if ctx.Err() != nil && (errors.Is(rb.err, context.Canceled) || errors.Is(rb.err, ctx.Err())) {
 			return nil, ctx.Err() // stopped for the caller: the caller's reason
 		}
-		return nil, a.err
+		return nil, rb.err
 	}
-	rb.caller, rb.stop = ctx, stop
-	rb.unlink = context.AfterFunc(ctx, stop)
-	rb.rc = a.resp.Body
-	a.resp.Body = rb
-	return a.resp, nil
+	resp := rb.resp
+	rb.resp = nil
+	rb.rc = resp.Body
+	resp.Body = rb
+	return resp, nil
+}
+
+// Where an awaited request stands (releaseBody.state).
+const (
+	awaiting  int32 = iota // the caller waits for the answer
+	answered               // the answer (or the failure) was handed to the caller
+	abandoned              // the caller gave up on the written request: the grace holds it
+)
+
+// errClosed ends the requests of a Client being closed.
+var errClosed = errors.New("fetch: the client was closed")
+
+// errGraceOver ends a written request whose answer did not come within the grace.
+var errGraceOver = errors.New("fetch: no answer within the answer grace")
+
+// abandon hands rb's written request over to the background, for grace at
+// most, if its answer has not been handed to the caller meanwhile (then it
+// reports false, and the caller takes the answer as usual).
+func (p *Pacer) abandon(rb *releaseBody, grace time.Duration) bool {
+	p.life.mu.Lock()
+	defer p.life.mu.Unlock()
+	if p.life.closed || !rb.state.CompareAndSwap(awaiting, abandoned) {
+		return false
+	}
+	rb.grace = time.AfterFunc(grace, func() { rb.stop(errGraceOver) })
+	if p.life.held == nil {
+		p.life.held = make(map[*releaseBody]struct{})
+	}
+	p.life.held[rb] = struct{}{}
+	return true
+}
+
+// answer runs on await's goroutine: it sends req below and hands the answer
+// to the caller, then ends the request's own context when the caller's
+// context ends, the Client closes, or the body is done (which stops it).
+// An answer the caller gave up on is closed, once the layers below have
+// observed it, and the turn goes back.
+func (p *Pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseBody) {
+	defer p.life.wg.Done()
+	resp, err := next(nextRT).RoundTrip(req)
+	rb.resp, rb.err = resp, err
+	if rb.state.CompareAndSwap(awaiting, answered) {
+		close(rb.done)
+		if err != nil {
+			return
+		}
+		select {
+		case <-rb.caller.Done():
+			rb.stop(rb.caller.Err())
+		case <-rb.inner.Done():
+		case <-p.life.closing:
+			rb.stop(errClosed)
+		}
+		return
+	}
+	// Abandoned: the grace's timer is set (see abandon).
+	p.life.mu.Lock()
+	delete(p.life.held, rb)
+	p.life.mu.Unlock()
+	rb.grace.Stop()
+	if err == nil {
+		resp.Body.Close() // the layers below have observed the answer
+	}
+	rb.stop(nil)
+	rb.turn.end(true)
+}
+
+// lifecycle is what a Pacer keeps of the goroutines it starts, so that a
+// Client's Close ends and awaits them.
+type lifecycle struct {
+	closing chan struct{} // closed by close; nil (never closed) for a Pacer alone
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	held    map[*releaseBody]struct{} // requests abandoned to their grace
+}
+
+// closeWait bounds how long close awaits the Pacer's goroutines once it has
+// ended their requests.
+const closeWait = 5 * time.Second
+
+// close ends every request the Pacer awaits (the answers in their grace, the
+// bodies still open) and waits, closeWait at most, for their goroutines to
+// return. It reports whether they all did.
+func (p *Pacer) close() bool {
+	p.life.mu.Lock()
+	if p.life.closed {
+		p.life.mu.Unlock()
+		return true
+	}
+	p.life.closed = true
+	if p.life.closing != nil {
+		close(p.life.closing)
+	}
+	for rb := range p.life.held {
+		rb.stop(errClosed)
+	}
+	p.life.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.life.wg.Wait(); close(done) }()
+	timer := time.NewTimer(closeWait)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 // turn is one request's turn at its host, granted by a Pacer, and the one
@@ -571,14 +673,44 @@ type turn struct {
 	ttl     time.Duration
 	renewAt time.Time // when the lease is past half its life
 
-	mu     sync.Mutex
-	dials  int         // dials in progress on this turn's behalf
-	writes int         // writes of its request in progress (base transport only)
-	wire   bool        // something may have reached the host
-	over   bool        // the request has ended
-	back   bool        // the slot has been given back
-	sent   *tracedConn // the connection the request's bytes went out on (base transport only)
-	heard  bool        // net/http's trace said the request was written (a Pacer alone)
+	mu      sync.Mutex
+	dials   int         // dials in progress on this turn's behalf
+	writes  int         // writes of its request in progress (base transport only)
+	wire    bool        // something may have reached the host
+	over    bool        // the request has ended
+	back    bool        // the slot has been given back
+	sent    *tracedConn // the connection the request's bytes went out on (base transport only)
+	heard   bool        // net/http's trace said the request was written (a Pacer alone)
+	wroteAt time.Time   // when the request's bytes were written (base transport only)
+	firstAt time.Time   // when the answer's first byte came
+}
+
+// answered says the answer's first byte has come: the base transport's
+// connection reports it at its first read after the request's write, and,
+// for a Pacer alone, net/http's GotFirstResponseByte through the turn's
+// own trace.
+func (t *turn) answered() {
+	now := clock.Or(t.p.Clock).Now()
+	t.mu.Lock()
+	if t.firstAt.IsZero() {
+		t.firstAt = now
+	}
+	t.mu.Unlock()
+}
+
+// answering reports whether the answer's first byte has come.
+func (t *turn) answering() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.firstAt.IsZero()
+}
+
+// times returns when the request was written on a connection of the base
+// transport and when its answer's first byte came (zero: not known).
+func (t *turn) times() (wrote, first time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wroteAt, t.firstAt
 }
 
 // hasSent reports whether the turn's request went out on a connection.
@@ -633,10 +765,11 @@ func (t *turn) beginWrite(c *tracedConn) error {
 // on c. The write is a start, recorded now, once the bytes are in the kernel;
 // then the turn is released if its request has ended meanwhile.
 func (t *turn) endWrite(c *tracedConn, sent bool) {
-	t.p.markStart(t)
+	now := t.p.markStart(t)
 	t.mu.Lock()
 	if sent && t.sent == nil {
 		t.sent = c
+		t.wroteAt = now
 	}
 	t.writes--
 	t.unlockGiveBackIfOver()
@@ -744,12 +877,13 @@ func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
 // still moves the host's latest start.
 func (t *turn) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		ConnectStart:      func(string, string) { t.dialBegun() },
-		ConnectDone:       func(string, string, error) { t.dialEnded() },
-		TLSHandshakeStart: func() { t.dialBegun() },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.dialEnded() },
-		GotConn:           func(httptrace.GotConnInfo) { t.gotConn() },
-		WroteRequest:      func(httptrace.WroteRequestInfo) { t.wrote() },
+		ConnectStart:         func(string, string) { t.dialBegun() },
+		ConnectDone:          func(string, string, error) { t.dialEnded() },
+		TLSHandshakeStart:    func() { t.dialBegun() },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.dialEnded() },
+		GotConn:              func(httptrace.GotConnInfo) { t.gotConn() },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wrote() },
+		GotFirstResponseByte: t.answered,
 	}
 }
 
@@ -762,15 +896,22 @@ func turnFrom(ctx context.Context) *turn {
 }
 
 // releaseBody ends its turn at EOF, at the first read error, or at Close,
-// whichever comes first.
+// whichever comes first. It also holds what await shares with its
+// goroutine (one allocation for all of it).
 type releaseBody struct {
 	rc   io.ReadCloser
 	turn turn
-	// Set by await: the caller's context, the request's own context's
-	// cancel, and the link that cancels it when the caller's ends.
+	// Set by await: the caller's context, the request's own context and its
+	// cancel; the answer, handed over by closing done; where the request
+	// stands (awaiting, answered, abandoned) and the grace's timer.
 	caller context.Context
-	stop   context.CancelFunc
-	unlink func() bool
+	inner  context.Context
+	stop   context.CancelCauseFunc
+	done   chan struct{}
+	resp   *http.Response
+	err    error
+	state  atomic.Int32
+	grace  *time.Timer
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
@@ -780,9 +921,6 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 			err = b.caller.Err() // the caller's reason, not the link's
 		}
 		b.turn.end(false)
-		if b.unlink != nil {
-			b.unlink()
-		}
 	} else {
 		b.turn.renew()
 	}
@@ -794,9 +932,8 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
 	b.turn.end(false)
-	if b.unlink != nil {
-		b.unlink()
-		b.stop()
+	if b.stop != nil {
+		b.stop(nil)
 	}
 	return err
 }

@@ -1,10 +1,8 @@
 package fetch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -21,8 +19,8 @@ const (
 	DefaultFirstByte    = 20 * time.Second
 	DefaultMaxWire      = 16 << 20 // 16 MiB on the wire
 	DefaultMaxDecoded   = 32 << 20 // 32 MiB after removing content-codings
-	DefaultRobotsTTL    = 24 * time.Hour
-	DefaultRobotsRetry  = 15 * time.Minute
+	DefaultRobotsTTL    = robots.DefaultTTL
+	DefaultRobotsRetry  = robots.DefaultRetryInterval
 	// DefaultAccept asks for feeds, pages and API documents, in that order.
 	DefaultAccept = "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, application/json;q=0.9, text/html;q=0.8, */*;q=0.5"
 	// ImageAccept asks for the four image types the strict news crawler accepts.
@@ -68,9 +66,11 @@ type Policy struct {
 	// of by host, so a.example.com and b.example.com share one budget.
 	PerSite bool
 
-	// Robots is the robots.txt policy. Its zero value follows RFC 9309 with
-	// DefaultRobotsTTL and DefaultRobotsRetry.
-	Robots RobotsPolicy
+	// Robots is the robots.txt policy, handed to the Client's robots.txt
+	// cache as it is: its status rules, TTL, retry interval and failure mode.
+	// Its zero value follows RFC 9309 with DefaultRobotsTTL and
+	// DefaultRobotsRetry.
+	Robots robots.Policy
 	// Backoff is the refusal ledger's policy. Its zero value is backoff's
 	// strict news crawler preset, the most polite.
 	Backoff backoff.Policy
@@ -118,72 +118,25 @@ type Policy struct {
 	// If-Modified-Since is ever sent (the vault connector sends exactly four
 	// headers). Zero: conditional GET on.
 	NoConditional bool
-}
+	// NoCredential refuses every credential: [New] refuses a Policy whose
+	// Credential is set, [Policy.CheckCredential] any Credential, and a Get
+	// whose Source carries one is refused before anything is sent (the
+	// strict news crawler sends none). Zero: a credential may be configured.
+	NoCredential bool
 
-// RobotsPolicy says how robots.txt is read and cached.
-type RobotsPolicy struct {
-	// Status maps a robots.txt answer to allow all, disallow all or parse. Zero:
-	// robots.RFC9309.
-	Status robots.StatusPolicy
-	// TTL is how long a robots.txt copy is used. Zero: DefaultRobotsTTL.
-	TTL time.Duration
-	// Retry is the least wait before fetching a robots.txt that failed again.
-	// Zero: DefaultRobotsRetry.
-	Retry time.Duration
-	// OnFailure says what an unreachable robots.txt (5xx or a network
-	// failure) does after a good copy was read: robots.UseLastGood keeps
-	// obeying that copy, as RFC 9309 §2.4 allows, retrying every Retry. Zero
-	// (robots.FailDisallowAll): the site is disallowed until a fetch succeeds.
-	OnFailure robots.FailureMode
-}
+	// What a crawler built over the Client keeps and checks. The Client
+	// itself reads neither; package crawl does, so that behaviour that
+	// differs between presets is read from the policy, never from its name.
 
-// Credential is one request header carrying a secret, sent only to Hosts. Its value
-// is never logged, and never sent after a redirect to a host outside Hosts.
-type Credential struct {
-	Header string   // the header's name, e.g. "Authorization"; empty: no credential
-	Value  string   // the header's value; never logged
-	Hosts  []string // where it may go, as in Policy.Admitted; empty: nowhere
-}
-
-// redacted is what every rendering of a Credential shows instead of its Value.
-const redacted = "[redacted]"
-
-// String hides the value, so a Credential can be printed safely, alone or in a
-// Policy or a Source (%v, %+v, %s).
-func (c Credential) String() string {
-	if c.Header == "" {
-		return "no credential"
-	}
-	return c.Header + ": " + redacted + " for " + strings.Join(c.Hosts, ",")
-}
-
-// GoString hides the value from %#v, alone or inside a Policy or a Source.
-func (c Credential) GoString() string {
-	return fmt.Sprintf("fetch.Credential{Header:%q, Value:%q, Hosts:%#v}", c.Header, c.redactedValue(), c.Hosts)
-}
-
-// MarshalJSON hides the value from encoding/json (and from slog's JSON
-// handler), alone or inside a Policy or a Source.
-func (c Credential) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Header string
-		Value  string
-		Hosts  []string
-	}{c.Header, c.redactedValue(), c.Hosts})
-}
-
-// LogValue hides the value from log/slog, whatever the handler.
-func (c Credential) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("header", c.Header), slog.String("value", c.redactedValue()),
-		slog.Any("hosts", c.Hosts))
-}
-
-// redactedValue is redacted when there is a value, "" when there is none.
-func (c Credential) redactedValue() string {
-	if c.Value == "" {
-		return ""
-	}
-	return redacted
+	// KeepExcerpts lets the crawler keep what a feed says of an article
+	// (its headline and description) as an excerpt. Zero: only the
+	// article's reference is kept (the vault connector keeps nothing of a
+	// feed).
+	KeepExcerpts bool
+	// CheckShareImages makes the crawler download a story's share image
+	// once, as [KindImage], to check that it suits the story. Zero: share
+	// images are not fetched.
+	CheckShareImages bool
 }
 
 // UserAgent returns the User-Agent the policy sends: "Name/Version (+InfoURL)", or
@@ -235,10 +188,6 @@ func wordList(w []string) string {
 	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
 }
 
-// ErrInvalidCredential is returned by [New] for a credential header or value
-// that cannot be sent (a line break in it).
-var ErrInvalidCredential = errors.New("fetch: invalid credential header")
-
 func (p *Policy) validate() error {
 	var e IdentityError
 	for _, f := range []struct {
@@ -260,10 +209,7 @@ func (p *Policy) validate() error {
 	if e.Missing != nil || e.Invalid != nil {
 		return &e
 	}
-	if p.Credential.Header != "" && strings.ContainsAny(p.Credential.Header+p.Credential.Value, "\r\n") {
-		return ErrInvalidCredential
-	}
-	return nil
+	return p.CheckCredential(p.Credential)
 }
 
 // withDefaults returns a copy of p with every zero field replaced by its default.
@@ -280,8 +226,8 @@ func (p Policy) withDefaults() Policy {
 	if p.Robots.TTL <= 0 {
 		p.Robots.TTL = DefaultRobotsTTL
 	}
-	if p.Robots.Retry <= 0 {
-		p.Robots.Retry = DefaultRobotsRetry
+	if p.Robots.RetryInterval <= 0 {
+		p.Robots.RetryInterval = DefaultRobotsRetry
 	}
 	if p.Tracking == nil {
 		p.Tracking = DefaultTracking()
@@ -312,40 +258,44 @@ func (p Policy) withDefaults() Policy {
 // StrictNews returns the strict news crawler's policy (spec 000), with no
 // identity: set Name, Version and InfoURL (and Contact, which the document adds to
 // the User-Agent once set) before [New] accepts it. At most one request per second
-// per site; robots.txt per RFC 9309 with 401, 403, 429 and an unreachable
-// file disallowing the whole site, cached for one hour; refusals 401, 403,
-// 429 and challenge pages backing off 5 min doubling to 6 h, suspended after 5 in
-// a row and re-checked daily; images with at most three redirects;
-// https only. Each call returns a fresh value.
+// per site (a registrable domain: a.example.com and b.example.com share one
+// budget); robots.txt by [robots.StrictNews]; refusals by [backoff.StrictNews];
+// images with at most three redirects; no credential; excerpts kept and share
+// images checked; https only. Each call returns a fresh value.
 func StrictNews() Policy {
 	return Policy{
 		Interval:          time.Second,
 		InFlight:          1,
 		PerSite:           true,
-		Robots:            RobotsPolicy{Status: robots.Strict, TTL: time.Hour, Retry: DefaultRobotsRetry},
+		Robots:            robots.StrictNews(),
 		Backoff:           backoff.StrictNews(),
 		MaxRedirects:      DefaultMaxRedirects,
 		ImageMaxRedirects: 3,
 		Accept:            DefaultAccept,
+		NoCredential:      true,
+		KeepExcerpts:      true,
+		CheckShareImages:  true,
 	}
 }
 
 // Digest returns the digest engine's policy (spec 001), with no identity: set
 // Name, Version, InfoURL and Contact (an e-mail address) before [New]
-// accepts it. One request every 2 to 5 s per host, one connection per host;
-// robots.txt per RFC 9309, cached 24 h; 429 and 503 cooling the host down
-// 30–60 min with jitter, never retrying a 429 within 15 min; conditional
-// GET. Each call returns a fresh value.
+// accepts it. One request every 2 to 5 s per host ("per domain" in the
+// document: the host a URL names, so two hosts of one registrable domain
+// are paced apart), one connection per host; robots.txt by
+// [robots.Digest]; refusals by [backoff.Digest]; conditional GET; excerpts
+// kept. Each call returns a fresh value.
 func Digest() Policy {
 	return Policy{
 		RequireContact: true,
 		Interval:       2 * time.Second,
 		IntervalMax:    5 * time.Second,
 		InFlight:       1,
-		Robots:         RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: DefaultRobotsRetry},
+		Robots:         robots.Digest(),
 		Backoff:        backoff.Digest(),
 		MaxRedirects:   DefaultMaxRedirects,
 		Accept:         DefaultAccept,
+		KeepExcerpts:   true,
 	}
 }
 
@@ -353,21 +303,135 @@ func Digest() Policy {
 // Name, Version, InfoURL and Contact (the connector gives a contact address in
 // every request) before [New] accepts it. Exactly four headers and no
 // conditional GET; at most one request per second per host, or the
-// Crawl-delay; robots.txt 4xx treated as absent, 5xx or unreachable
-// disallowing everything and retried after 15 min, cached 24 h; every
-// non-200 recorded without a back-off of the ledger's own, though a refusal's
-// Retry-After is honoured exactly (never rude); https only, admitted hosts
-// and declared parameters per source, a redirect limit. Each call returns
-// a fresh value.
+// Crawl-delay; robots.txt by [robots.Vault]; refusals by [backoff.Vault];
+// https only, admitted hosts and declared parameters per source, a
+// redirect limit; nothing of a feed kept but its references. Each call
+// returns a fresh value.
 func Vault() Policy {
 	return Policy{
 		RequireContact: true,
 		Interval:       time.Second,
 		InFlight:       1,
-		Robots:         RobotsPolicy{Status: robots.RFC9309, TTL: 24 * time.Hour, Retry: 15 * time.Minute},
+		Robots:         robots.Vault(),
 		Backoff:        backoff.Vault(),
 		MaxRedirects:   DefaultMaxRedirects,
 		Accept:         DefaultAccept,
 		NoConditional:  true,
 	}
+}
+
+// Overrides are an operator's changes to a policy (a source's, a
+// configuration's). Each zero field keeps the policy's value; each set field
+// may only make the policy more polite, which [Policy.Tighten] checks.
+type Overrides struct {
+	// Interval lengthens the policy's Interval (and its IntervalMax, which
+	// is never below it).
+	Interval time.Duration
+	// IntervalMax widens the interval band's top: at least the Interval
+	// and the IntervalMax (after Interval is applied).
+	IntervalMax time.Duration
+	// RobotsTTL shortens how long a robots.txt copy is used: from
+	// robots.MinTTL to the policy's Robots.TTL.
+	RobotsTTL time.Duration
+	// RobotsRetry lengthens the wait before a failed robots.txt is fetched
+	// again: at least the policy's Robots.RetryInterval.
+	RobotsRetry time.Duration
+	// MaxRedirects lowers the redirect limit: from 1 to the policy's; the
+	// image limit follows it down.
+	MaxRedirects int
+	// Timeout bounds one Get: from MinTimeout to the policy's Timeout.
+	Timeout time.Duration
+	// MaxWire lowers the cap on a body's bytes on the wire: from
+	// MinMaxWire to the policy's MaxWire.
+	MaxWire int64
+}
+
+// The least values an [Overrides] may set: below them a Get could not read
+// an ordinary answer, and would ask again.
+const (
+	MinTimeout = time.Second
+	MinMaxWire = 1024
+)
+
+// ErrLessPolite is matched (errors.Is) by every *[OverrideError].
+var ErrLessPolite = errors.New("fetch: override would make the policy less polite")
+
+// OverrideError is an override [Policy.Tighten] refuses: the [Overrides]
+// field at fault ("Interval", "RobotsTTL", …), and why. It matches
+// [ErrLessPolite].
+type OverrideError struct {
+	Field  string
+	Reason string
+}
+
+// Error names the field and says why.
+func (e *OverrideError) Error() string {
+	return "fetch: override " + e.Field + " refused: " + e.Reason
+}
+
+// Is matches ErrLessPolite.
+func (e *OverrideError) Is(target error) bool { return target == ErrLessPolite }
+
+// Tighten returns p with o applied, or an *[OverrideError] naming the first
+// field of o that would make p less polite (a shorter interval, a
+// robots.txt copy kept longer or retried sooner, more redirects, a longer
+// Get or a larger body) or that lies outside its documented range. It is the
+// one place an override is judged: crawl's sources and the command line's
+// configuration both apply theirs through it. p's zero fields are read as
+// their defaults.
+func (p Policy) Tighten(o Overrides) (Policy, error) {
+	orig, r := p, p.withDefaults()
+	refuse := func(field, format string, args ...any) (Policy, error) {
+		return orig, &OverrideError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if d := o.Interval; d != 0 {
+		if d < r.Interval {
+			return refuse("Interval", "%v is shorter than the policy's %v", d, r.Interval)
+		}
+		p.Interval, r.Interval = d, d
+		if p.IntervalMax != 0 && p.IntervalMax < d {
+			p.IntervalMax = d
+		}
+		r.IntervalMax = max(r.IntervalMax, d)
+	}
+	if d := o.IntervalMax; d != 0 {
+		if d < r.IntervalMax {
+			return refuse("IntervalMax", "%v is below the interval band's %v", d, r.IntervalMax)
+		}
+		p.IntervalMax = d
+	}
+	if d := o.RobotsTTL; d != 0 {
+		if d > r.Robots.TTL || d < robots.MinTTL {
+			return refuse("RobotsTTL", "%v: from %v to the policy's %v", d, robots.MinTTL, r.Robots.TTL)
+		}
+		p.Robots.TTL = d
+	}
+	if d := o.RobotsRetry; d != 0 {
+		if d < r.Robots.RetryInterval {
+			return refuse("RobotsRetry", "%v is shorter than the policy's %v", d, r.Robots.RetryInterval)
+		}
+		p.Robots.RetryInterval = d
+	}
+	if n := o.MaxRedirects; n != 0 {
+		if n < 0 || (r.MaxRedirects > 0 && n > r.MaxRedirects) || r.MaxRedirects < 0 {
+			return refuse("MaxRedirects", "%d: from 1 to the policy's %d", n, max(r.MaxRedirects, 0))
+		}
+		p.MaxRedirects = n
+		if p.ImageMaxRedirects > n {
+			p.ImageMaxRedirects = n
+		}
+	}
+	if d := o.Timeout; d != 0 {
+		if d < MinTimeout || d > r.Timeout {
+			return refuse("Timeout", "%v: from %v to the policy's %v", d, MinTimeout, r.Timeout)
+		}
+		p.Timeout = d
+	}
+	if n := o.MaxWire; n != 0 {
+		if n < MinMaxWire || n > r.MaxWire {
+			return refuse("MaxWire", "%d: from %d to the policy's %d", n, MinMaxWire, r.MaxWire)
+		}
+		p.MaxWire = n
+	}
+	return p, nil
 }

@@ -106,7 +106,7 @@ func TestPolicy_Presets(t *testing.T) {
 		{"D4 digest conditional", d.NoConditional, false},
 		{"D5 digest 429 floor", d.Backoff.Min429, 15 * time.Minute},
 		{"V7 vault interval", v.Interval, time.Second},
-		{"V11 vault robots retry", v.Robots.Retry, 15 * time.Minute},
+		{"V11 vault robots retry", v.Robots.RetryInterval, 15 * time.Minute},
 		{"V11 vault robots TTL", v.Robots.TTL, 24 * time.Hour},
 		{"V9 vault no conditional", v.NoConditional, true},
 		{"V12 vault no back-off of its own", v.Backoff.NoCooldown || v.Backoff.StrikeLimit != 0, false},
@@ -174,7 +174,7 @@ func TestRefusedError_MatchesItsReason(t *testing.T) {
 			}
 		}
 	}
-	if got := (Credential{Header: "X-Key", Value: "s3cret", Hosts: []string{"a"}}).String(); strings.Contains(got, "s3cret") {
+	if got := (Credential{Header: "X-Key", Value: NewSecret("s3cret"), Hosts: []string{"a"}}).String(); strings.Contains(got, "s3cret") {
 		t.Errorf("Credential.String leaks the value: %q", got)
 	}
 }

@@ -90,7 +90,7 @@ func TestTransport_HeaderBoundsAreNamed(t *testing.T) {
 func TestCredential_V9_RedactedInEveryRendering(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cret-token-value"
-	cred := Credential{Header: "Authorization", Value: "Bearer " + secret, Hosts: []string{"cms.example"}}
+	cred := Credential{Header: "Authorization", Value: NewSecret("Bearer " + secret), Hosts: []string{"cms.example"}}
 	pol := withIdentity(Vault())
 	pol.Credential = cred
 	src := Source{Credential: cred}

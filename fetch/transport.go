@@ -141,6 +141,22 @@ type tracedConn struct {
 	// request's bytes were handed to the kernel (net/http's WroteRequest
 	// hook comes before the transport flushes them).
 	pending atomic.Pointer[turn]
+	// reading is the turn whose request is being or was just written on
+	// this connection: the connection's next read of any byte is its
+	// answer's first (one request at a time per connection, HTTP/1.1).
+	reading atomic.Pointer[turn]
+}
+
+// Read reads from the connection, and tells the turn whose answer this is
+// that its first byte has come.
+func (c *tracedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		if t := c.reading.Load(); t != nil && c.reading.CompareAndSwap(t, nil) {
+			t.answered()
+		}
+	}
+	return n, err
 }
 
 // Write writes p, then tells the pending request's turn that it was written
@@ -155,7 +171,11 @@ func (c *tracedConn) Write(p []byte) (int, error) {
 	if err := t.beginWrite(c); err != nil {
 		return 0, err
 	}
+	c.reading.Store(t) // before the bytes go: the answer may come before Write returns
 	n, err := c.Conn.Write(p)
+	if n == 0 {
+		c.reading.CompareAndSwap(t, nil)
+	}
 	t.endWrite(c, n > 0)
 	return n, err
 }
@@ -344,39 +364,47 @@ type hopRecorder struct {
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.Or(h.clock)
-	ht := &hopTrace{call: callFrom(ctx)}
-	if ht.call != nil {
-		ht.turn = ht.call.turn // this hop's: a later hop of the Get gets its own
+	call := callFrom(ctx)
+	var ht *hopTrace
+	if call != nil {
+		ht = call.firstTrace()
 	}
-	ht.ct = httptrace.ClientTrace{
-		GotConn: func(i httptrace.GotConnInfo) {
-			conn, _ := i.Conn.(*tracedConn)
-			ht.mu.Lock()
-			ht.conn, ht.reused = conn, i.Reused
-			ht.mu.Unlock()
-			if ht.turn != nil {
-				ht.turn.gotConn()
-				if conn != nil {
-					conn.pending.Store(ht.turn) // told at the conn's next Write
-				}
+	if ht == nil {
+		ht = new(hopTrace)
+	}
+	ht.call = call
+	if call != nil {
+		ht.turn = call.turn // this hop's: a later hop of the Get gets its own
+	}
+	// Under a turn, the connection (ours) reports the write and the
+	// answer's first byte to the turn itself (see tracedConn), so GotConn,
+	// which names the connection, is the one hook needed.
+	gotConn := func(i httptrace.GotConnInfo) {
+		conn, _ := i.Conn.(*tracedConn)
+		ht.mu.Lock()
+		ht.conn, ht.reused = conn, i.Reused
+		ht.mu.Unlock()
+		if ht.turn != nil {
+			ht.turn.gotConn()
+			if conn != nil {
+				conn.pending.Store(ht.turn) // told at the conn's next Write
 			}
-		},
-		WroteRequest: func(httptrace.WroteRequestInfo) {
+		}
+	}
+	ht.ct = httptrace.ClientTrace{GotConn: gotConn}
+	if ht.turn == nil {
+		ht.ct.WroteRequest = func(httptrace.WroteRequestInfo) {
 			now := clk.Now()
 			ht.mu.Lock()
 			ht.wrote = now
-			conn := ht.conn
 			ht.mu.Unlock()
-			if ht.turn != nil && conn == nil {
-				ht.turn.wrote() // not our connection: the closest hook there is
-			}
-		},
-		GotFirstResponseByte: func() {
+		}
+		ht.ct.GotFirstResponseByte = func() {
 			now := clk.Now()
 			ht.mu.Lock()
 			ht.first = now
 			ht.mu.Unlock()
-		},
+		}
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
 	if err != nil {
@@ -390,6 +418,9 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ht.mu.Lock()
 	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	ht.mu.Unlock()
+	if ht.turn != nil {
+		wrote, first = ht.turn.times()
+	}
 	if conn != nil && resp.TLS == nil {
 		resp.TLS = conn.state // shared by the responses of one connection: read only
 	}

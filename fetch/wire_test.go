@@ -174,7 +174,7 @@ func TestWire_V9_ExactlyFourHeaders(t *testing.T) {
 	p := withIdentity(Vault())
 	p.Interval = 5 * time.Millisecond
 	p.Admitted = []string{"cms.example", "cdn.example"}
-	p.Credential = Credential{Header: "X-Api-Key", Value: "s3cret", Hosts: []string{"cms.example"}}
+	p.Credential = Credential{Header: "X-Api-Key", Value: NewSecret("s3cret"), Hosts: []string{"cms.example"}}
 	c, err := New(p, WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
 	if err != nil {
 		t.Fatal(err)

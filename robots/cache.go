@@ -587,6 +587,14 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 			req.Header.Set("User-Agent", c.UserAgent)
 		}
 		resp, err := rt.RoundTrip(req)
+		if err != nil && errors.Is(err, ErrNotSent) && redirects > 0 {
+			// The host answered robots.txt with a redirect to a target
+			// the chain would not ask (a non-public address, an invalid
+			// host): that answer is the host's, and robots.txt is
+			// unreachable by it. It is recorded, and asked again after
+			// RetryInterval, not at every request.
+			return fail(0, &RedirectError{Target: req.URL.Redacted(), Cause: err.Error()})
+		}
 		if err != nil && errors.Is(err, ErrNotSent) {
 			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
 				err = fmt.Errorf("%w (%w)", cause, err)

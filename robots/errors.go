@@ -54,6 +54,30 @@ func (e *StoreError) Unwrap() []error { return []error{ErrNotSent, e.Err} }
 // scheme other than http and https).
 var ErrInsecureRedirect = errors.New("robots: robots.txt redirected to a non-https URL")
 
+// ErrRedirectNotRequested is matched by the *[RedirectError] recorded when
+// robots.txt redirects to a URL the Transport would not request.
+var ErrRedirectNotRequested = errors.New("robots: robots.txt redirected to a URL that is not requested")
+
+// RedirectError is the failure recorded when robots.txt redirects to a URL
+// that the Transport refuses to request (its error matched [ErrNotSent]: a
+// non-public address, a host that is not valid): the host's robots.txt is
+// unreachable through that redirect, which RFC 9309 reads as disallowing
+// the site, until RetryInterval has passed. It keeps the Transport's error
+// as text only, so that the refusal is not read as a request of ours that
+// was not sent. It matches [ErrRedirectNotRequested].
+type RedirectError struct {
+	Target string // the redirect's target, redacted
+	Cause  string // why the Transport did not request it
+}
+
+// Error names the target and why it was not requested.
+func (e *RedirectError) Error() string {
+	return "robots: robots.txt redirected to " + e.Target + ", which is not requested: " + e.Cause
+}
+
+// Is matches ErrRedirectNotRequested.
+func (e *RedirectError) Is(target error) bool { return target == ErrRedirectNotRequested }
+
 // ErrTruncated is the network failure recorded when a robots.txt body ends
 // before its declared length.
 var ErrTruncated = errors.New("robots: robots.txt body truncated")

@@ -99,7 +99,7 @@ func policyRows(cfg *Config, fp fetch.Policy) [][2]string {
 	} else {
 		add("robots.txt 5xx/unreachable", five+" / "+unreachable)
 	}
-	retry := fp.Robots.Retry
+	retry := fp.Robots.RetryInterval
 	if retry == 0 {
 		retry = fetch.DefaultRobotsRetry
 	}

@@ -420,10 +420,10 @@ func (c *Config) FetchPolicy() (fetch.Policy, error) {
 		fp.Robots.TTL = d
 	}
 	if d := time.Duration(pc.RobotsRetry); d != 0 {
-		if d < fp.Robots.Retry {
-			return fp, c.errAt("policy.robots_retry", "%v is shorter than the preset's %v", d, fp.Robots.Retry)
+		if d < fp.Robots.RetryInterval {
+			return fp, c.errAt("policy.robots_retry", "%v is shorter than the preset's %v", d, fp.Robots.RetryInterval)
 		}
-		fp.Robots.Retry = d
+		fp.Robots.RetryInterval = d
 	}
 	if n := pc.MaxRedirects; n != 0 {
 		if n < 0 || n > fp.MaxRedirects {

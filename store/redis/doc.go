@@ -60,6 +60,16 @@
 // next call that reaches Redis. A lease whose owner died is released by
 // nobody: it expires.
 //
+// Pass leases are on Redis's clock and renewed by their holder (crawl
+// renews at a third of its LeaseTTL), so across machines they should be
+// short: with a 45 s TTL a dead worker's sources are free for the others
+// within 45 s of its last renewal, however skewed the workers' clocks. A
+// process that knows a lease's owner is dead (a restart replacing its own
+// predecessor on one machine) need not wait: ReleaseLease is a
+// compare-and-delete on the owner, so releasing the dead owner's lease by
+// its name and acquiring it again takes it over at once; of several doing
+// so, one wins.
+//
 // Redis itself must not lose what it was told: run it with an append-only
 // file (appendonly yes; appendfsync everysec loses at most a second of
 // writes at a crash) and maxmemory-policy noeviction, since an evicted

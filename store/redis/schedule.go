@@ -35,10 +35,12 @@ func (s *Store) Schedule() *Schedule { return &Schedule{s} }
 // print large ones in exponent form).
 const luaFmt = "local function int(x) return string.format('%.0f', x) end\n"
 
-// keepKeys sets the pacing keys' expiry to at least ms milliseconds.
+// luaKeep sets the pacing keys' expiry to at least ms milliseconds: the
+// first two KEYS (the start hash and the lease set), never a key a script
+// only reads (the ledger record, whose expiry is the ledger's).
 const luaKeep = `local function keep(ms)
-  for _, k in ipairs(KEYS) do
-    if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+  for i = 1, math.min(#KEYS, 2) do
+    if redis.call('PTTL', KEYS[i]) < ms then redis.call('PEXPIRE', KEYS[i], ms) end
   end
 end
 `
