@@ -172,7 +172,7 @@ func TestUnparsedRefusal_V10_PercentEncodedHost(t *testing.T) {
 			t.Errorf("%s: the refusal shows the userinfo: %v", raw, re)
 		}
 	}
-	raw := "https://ok.example/%zz"
+	raw := strings.Join([]string{"https://ok.example/", "%zz"}, "") // a bad escape in the path, not the host
 	_, err := url.Parse(raw)
 	if got := unparsedRefusal(raw, err); got != err {
 		t.Errorf("%s: %v, want the parse error itself", raw, got)
