@@ -395,7 +395,7 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 		}
 	default:
 		ra, ok := o.retryAfter(now)
-		if l.pol.NoCooldown || !ok || (o.Status != 429 && o.Status != 503) {
+		if l.pol.NoCooldown || !ok || !asksToSlowDown(o.Status) {
 			return Event{Verdict: v}, nil
 		}
 		ra = min(ra, l.pol.RetryAfterCeiling)

@@ -92,6 +92,19 @@ func (p *Policy) classify(o Outcome) Verdict {
 	return Neutral
 }
 
+// SlowsDown reports whether o is the host refusing us or asking us to slow
+// down: a refusal by p (see [Policy.Classify]), or a 429 or 503 whatever p
+// says of it (the answers whose Retry-After the ledger honours even when p
+// does not count them as refusals). A crawler leaves such a host alone until
+// its next scheduled read. A zero p is judged as [StrictNews].
+func (p Policy) SlowsDown(o Outcome) bool {
+	return p.Classify(o) == Refusal || asksToSlowDown(o.Status)
+}
+
+// asksToSlowDown reports whether status asks the client to come back later
+// (429 Too Many Requests, 503 Service Unavailable).
+func asksToSlowDown(status int) bool { return status == 429 || status == 503 }
+
 // Cause describes o as a refusal: "challenge cloudflare" or "status 429".
 func (o Outcome) Cause() string {
 	if o.Challenge != "" {

@@ -84,3 +84,35 @@ func TestObserve_VerdictOnEveryEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowsDown_S2_RefusalOrAskedToWait: an answer slows a crawler down when
+// the policy counts it a refusal, or when it is a 429 or a 503 whatever the
+// policy counts; a 200, a 404 or a 500 under a policy that does not refuse
+// them does not.
+func TestSlowsDown_S2_RefusalOrAskedToWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		pol    Policy
+		status int
+		want   bool
+	}{
+		{"strict 401", StrictNews(), 401, true},
+		{"strict 403", StrictNews(), 403, true},
+		{"strict 429", StrictNews(), 429, true},
+		{"strict 503", StrictNews(), 503, true},
+		{"strict 500", StrictNews(), 500, false},
+		{"strict 404", StrictNews(), 404, false},
+		{"strict 200", StrictNews(), 200, false},
+		{"digest 403", Digest(), 403, false},
+		{"digest 503", Digest(), 503, true},
+		{"vault 404", Vault(), 404, true},
+	} {
+		if got := tc.pol.SlowsDown(NewOutcome(Feed, tc.status, nil, nil)); got != tc.want {
+			t.Errorf("%s: SlowsDown %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !StrictNews().SlowsDown(Outcome{Kind: Feed, Status: 200, Challenge: "cloudflare"}) {
+		t.Error("a challenge page does not slow the crawler down")
+	}
+}

@@ -339,18 +339,18 @@ type Overrides struct {
 	// MaxRedirects lowers the redirect limit: from 1 to the policy's; the
 	// image limit follows it down.
 	MaxRedirects int
-	// Timeout bounds one Get: from MinTimeout to the policy's Timeout.
+	// Timeout bounds one Get: from 1 s to the policy's Timeout.
 	Timeout time.Duration
-	// MaxWire lowers the cap on a body's bytes on the wire: from
-	// MinMaxWire to the policy's MaxWire.
+	// MaxWire lowers the cap on a body's bytes on the wire: from 1024
+	// to the policy's MaxWire.
 	MaxWire int64
 }
 
 // The least values an [Overrides] may set: below them a Get could not read
 // an ordinary answer, and would ask again.
 const (
-	MinTimeout = time.Second
-	MinMaxWire = 1024
+	minTimeout = time.Second
+	minMaxWire = 1024
 )
 
 // ErrLessPolite is matched (errors.Is) by every *[OverrideError].
@@ -422,14 +422,14 @@ func (p Policy) Tighten(o Overrides) (Policy, error) {
 		}
 	}
 	if d := o.Timeout; d != 0 {
-		if d < MinTimeout || d > r.Timeout {
-			return refuse("Timeout", "%v: from %v to the policy's %v", d, MinTimeout, r.Timeout)
+		if d < minTimeout || d > r.Timeout {
+			return refuse("Timeout", "%v: from %v to the policy's %v", d, minTimeout, r.Timeout)
 		}
 		p.Timeout = d
 	}
 	if n := o.MaxWire; n != 0 {
-		if n < MinMaxWire || n > r.MaxWire {
-			return refuse("MaxWire", "%d: from %d to the policy's %d", n, MinMaxWire, r.MaxWire)
+		if n < minMaxWire || n > r.MaxWire {
+			return refuse("MaxWire", "%d: from %d to the policy's %d", n, minMaxWire, r.MaxWire)
 		}
 		p.MaxWire = n
 	}

@@ -30,7 +30,7 @@ func TestCluster_Conformance(t *testing.T) {
 		})
 	})
 	t.Run("Ledger", func(t *testing.T) {
-		backofftest.Run(t, func() backoff.Store { return clusterStore(t).Ledger() })
+		backofftest.Run(t, func(t *testing.T) backoff.Store { return clusterStore(t).Ledger() })
 	})
 	t.Run("Validators", func(t *testing.T) {
 		fetchtest.Run(t, func(t *testing.T) fetch.ValidatorStore { return clusterStore(t).Validators() })
