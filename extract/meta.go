@@ -25,6 +25,7 @@ func readMeta(doc *html.Node, page *url.URL, a *Article) {
 	p.readMetaTags(c)
 	p.readMicrodata(c)
 	p.readMarkup(c)
+	p.readVisibleDates(c)
 	p.readIDs(c)
 	c.fill(a, p.self())
 }
@@ -43,6 +44,8 @@ type pageScan struct {
 	itemAuthors []*html.Node
 	bodyClass   string
 	drupalNodes []string
+	times       []visibleDate // <time> elements
+	bylines     []visibleDate // dates in bylines
 }
 
 type metaTag struct {
@@ -101,7 +104,10 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 			}
 		}
 	}
+	p.bylineElement(n)
 	switch n.DataAtom {
+	case atom.Time:
+		p.timeElement(n)
 	case atom.Html:
 		if p.htmlLang == "" {
 			p.htmlLang = collapse(attrOf(n, "lang"))
