@@ -74,7 +74,13 @@
 //     posted, entry-date, byline, …) or as an update (updated,
 //     modified), then the first date in the short text of an element whose
 //     class names a byline, dateline or publication date. An unmarked
-//     <time> is not read.
+//     <time> is not read;
+//  10. for the Section, after JSON-LD articleSection, article:section and
+//     microdata: a meta name section, category or parsely-section, then the
+//     first link marked rel=category (WordPress's "category tag"), then a
+//     breadcrumb trail (a JSON-LD BreadcrumbList, else the first element
+//     named breadcrumb): its last entry that is neither the page nor the
+//     site's home.
 //
 // Two fields have a mechanism made for them and depart from that order:
 // the canonical URL is read first from <link rel=canonical>, then JSON-LD

@@ -98,6 +98,7 @@ func (l *accessList) add(a Access, source string) {
 // order of trust.
 type cands struct {
 	headline, description, section, publisher, image, imageLink candList
+	sectionMeta, sectionLink, sectionCrumb                      candList
 	canonicalLink, canonicalLD, canonicalOG                     candList
 	language, htmlLang, langMeta, locale, hreflang              candList
 	published, modified                                         candList
@@ -144,7 +145,7 @@ func (c *cands) addID(scheme, value, source string) {
 func (c *cands) fill(a *Article, self string) {
 	a.Headline = pick(sameText, c.headline.list)
 	a.Description = pick(sameText, c.description.list)
-	a.Section = pick(sameText, c.section.list)
+	a.Section = pick(sameText, c.section.list, c.sectionMeta.list, c.sectionLink.list, c.sectionCrumb.list)
 	a.Publisher = pick(sameText, c.publisher.list)
 	a.Image = pick(sameText, c.image.list, c.imageLink.list)
 	if a.Image.Value != "" {

@@ -144,3 +144,44 @@ func findDate(text string) string {
 	}
 	return ""
 }
+
+// isBreadcrumb reports whether n is named as a breadcrumb trail: its class
+// or id says so, or aria-label="breadcrumb".
+func isBreadcrumb(n *html.Node) bool {
+	for _, at := range n.Attr {
+		switch at.Key {
+		case "class", "id", "aria-label":
+			if hasFold(at.Val, "breadcrumb") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxCrumbs caps the links read from a breadcrumb trail.
+const maxCrumbs = 16
+
+// breadcrumb reads the section a breadcrumb trail in the markup names: its
+// last link that is neither the page nor the site's home.
+func (p *pageScan) breadcrumb(n *html.Node) string {
+	var names, urls []string
+	var walk func(n *html.Node, depth int)
+	walk = func(n *html.Node, depth int) {
+		for c := n.FirstChild; c != nil && len(names) < maxCrumbs && depth < 8; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			if c.DataAtom == atom.A {
+				names = append(names, textOf(c))
+				urls = append(urls, p.resolve(strings.TrimSpace(attrOf(c, "href"))))
+				continue
+			}
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	// The links only: the page's own entry, if any, is not a link.
+	names, urls = append(names, ""), append(urls, "")
+	return crumbSection(names, urls, []string{p.self()})
+}
