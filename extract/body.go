@@ -400,7 +400,7 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 	if best < 0 {
 		return nil
 	}
-	top := d.nodes[best].n
+	top := d.tableOf(d.nodes[best].n)
 	parent := top.Parent
 	if parent == nil || top == body {
 		return []*html.Node{top}
@@ -465,7 +465,7 @@ func (d *detector) sections(parent *html.Node, chosen []*html.Node) []*html.Node
 	}
 	added := false
 	for i := first + 1; i < last; i++ {
-		if !in[i] && d.clean(sibs[i], sectionText) {
+		if !in[i] && (d.clean(sibs[i], sectionText) || d.section(sibs[i])) {
 			in[i], added = true, true
 		}
 	}
@@ -495,9 +495,13 @@ func (d *detector) clean(n *html.Node, min int32) bool {
 }
 
 // section reports whether n, beside the body, reads as a part of it: a
-// titled section (its first element a heading), a list, a table or
-// sectionProse of prose, with few links.
+// heading without links, a titled section (its first element a heading), a
+// list, a table or sectionProse of prose, with few links.
 func (d *detector) section(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return d.clean(n, 1) && d.get(n).link == 0
+	}
 	if !d.clean(n, sectionText) || d.get(n).linkDensity() >= 0.1 {
 		return false
 	}
@@ -530,6 +534,29 @@ const sectionText = 20
 const sectionProse = 80
 
 var cleanSibling int32 = 150
+
+// tableOf returns the data table n is part of (n a row group, a row or a
+// cell), so that the table is the container and its lead and notes beside
+// it can join; n itself when it is not in a table, or is in one that lays
+// out the page.
+func (d *detector) tableOf(n *html.Node) *html.Node {
+	t := n
+	for k := 0; k < 4 && t != nil; k++ {
+		switch t.DataAtom {
+		case atom.Tbody, atom.Thead, atom.Tfoot, atom.Tr, atom.Td, atom.Th:
+			t = t.Parent
+			continue
+		case atom.Table:
+			if t != n && !d.layoutTable(t) {
+				if s := d.get(t); s != nil && !s.skip {
+					return t
+				}
+			}
+		}
+		break
+	}
+	return n
+}
 
 // twins adds to the chosen elements the other parts of a body split into
 // several containers of one class (a chunk between each advertisement): every

@@ -93,6 +93,19 @@ func TestBody_SectionsOfOneArticle(t *testing.T) {
 <dt>Do I need a footprint?</dt><dd>On rough ground it doubles the life of the floor, so for most people it is.</dd></dl>
 </article></div></body></html>`,
 		want: []string{"cannot improvise", "2.8 m²", "double wall worth the weight", "condensation stays off"},
+	}, {
+		name: "TableOfProseKeepsItsLeadAndQuestions",
+		page: `<html><body><div id="wrap"><div class="c">
+<p>Every setting of the router, what it does, and what to set it to, in the order the router's own menu lists them.</p>
+<table><tr><th>Setting</th><th>What it does</th></tr>
+<tr><td>Channel width</td><td>Wider channels carry more data, but they overlap with neighbours' networks, so in a block of flats pick twenty megahertz, which is slower but steadier.</td></tr>
+<tr><td>Band steering</td><td>It nudges phones to the faster band when they are close, and back to the slower one when they move away, which most homes want, so leave it on.</td></tr>
+<tr><td>Guest network</td><td>A second network for visitors, walled off from your own devices, with its own password, which you can change after every party, and should.</td></tr>
+<tr><td>Firmware updates</td><td>Automatic updates close holes, fix faults, and now and then change a menu, so turn them on, and check the log, once a month, for the ones that failed.</td></tr>
+<tr><td>Remote admin</td><td>It lets you manage the router from outside the house, which is handy, rarely needed, and a door for attackers, so keep it off unless you must.</td></tr></table>
+<h2>Questions</h2><p>Should I reboot it weekly? No, a router that needs it has a fault, and the maker's update may fix it.</p>
+</div></div></body></html>`,
+		want: []string{"in the order the router's own menu lists them", "Channel width | Wider channels", "Questions", "Should I reboot it weekly"},
 	}})
 }
 

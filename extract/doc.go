@@ -68,7 +68,19 @@
 //     a page whose bylines name more than four people lists other
 //     stories', and none is read;
 //  8. <html lang> and <meta http-equiv=content-language> (one tag, not a
-//     list), then an hreflang alternate that points at the page itself.
+//     list), then an hreflang alternate that points at the page itself;
+//  9. for dates, what the page shows: a <time> marked as the publication
+//     (pubdate, itemprop, or its or an ancestor's class: published,
+//     posted, entry-date, byline, …) or as an update (updated,
+//     modified), then the first date in the short text of an element whose
+//     class names a byline, dateline or publication date. An unmarked
+//     <time> is not read;
+//  10. for the Section, after JSON-LD articleSection, article:section and
+//     microdata: a meta name section, category or parsely-section, then the
+//     first link marked rel=category (WordPress's "category tag"), then a
+//     breadcrumb trail (a JSON-LD BreadcrumbList, else the first element
+//     named breadcrumb): its last entry that is neither the page nor the
+//     site's home.
 //
 // Two fields have a mechanism made for them and depart from that order:
 // the canonical URL is read first from <link rel=canonical>, then JSON-LD
@@ -82,7 +94,11 @@
 // trusted source that states a different value is kept in the field's
 // Conflicts (dates that name the same instant, or a date and a date-time on
 // that date, agree; so do "en" and "en-GB", and URLs that differ only by a
-// fragment or a trailing slash). For Authors and Keywords the most trusted
+// fragment or a trailing slash). Of the publication dates, the most
+// trusted gives way to an earlier one when it is also the stated
+// modification date, and an instant in UTC to the same instant in the
+// page's own zone, or to a shown date that is its day in some zone but not
+// in UTC, so the day is the publisher's. For Authors and Keywords the most trusted
 // source that names any gives the whole list, and a less trusted list that
 // names others is one Conflict, its entries joined by "; ", on the first
 // entry. Access fails closed: a wall declared by any source

@@ -384,11 +384,96 @@ func (p *pageScan) readLD(c *cands) {
 			pages = append(pages, p.resolve(l.href))
 		}
 	}
+	d.readBreadcrumb(pages, p.resolve, c)
 	m, typ := d.article(pages, p.resolve)
 	if m == nil {
 		return
 	}
 	d.readArticle(m, typ, p.resolve, c)
+}
+
+// readBreadcrumb adds the section a BreadcrumbList names: its last item
+// that is neither the page itself nor the site's home.
+func (d *ldDoc) readBreadcrumb(pages []string, resolve func(string) string, c *cands) {
+	for _, n := range d.tops {
+		list := n
+		if t := ldTypes(n); len(t) == 0 || t[0] != "BreadcrumbList" {
+			b, ok := d.deref(n["breadcrumb"]).(map[string]any)
+			if !ok {
+				continue
+			}
+			if t := ldTypes(b); len(t) == 0 || t[0] != "BreadcrumbList" {
+				continue
+			}
+			list = b
+		}
+		var names, urls []string
+		for _, it := range ldList(list["itemListElement"]) {
+			m, ok := d.deref(it).(map[string]any)
+			if !ok {
+				continue
+			}
+			name, u := ldString(m["name"]), ""
+			switch item := d.deref(m["item"]).(type) {
+			case string:
+				u = item
+			case map[string]any:
+				if name == "" {
+					name = ldString(item["name"])
+				}
+				u = ldString(item["@id"])
+				if u == "" {
+					u = ldString(item["url"])
+				}
+			}
+			names, urls = append(names, name), append(urls, resolve(u))
+		}
+		if v := crumbSection(names, urls, pages); v != "" {
+			c.sectionCrumb.add(v, "json-ld:BreadcrumbList.itemListElement")
+			return
+		}
+	}
+}
+
+// crumbSection picks a breadcrumb trail's section: the last entry with a
+// name that is neither one of pages (the page itself) nor a site's home
+// (the first entry, or a URL whose path is "/"). When the page's URL is
+// not known, the last entry is passed over, since it may be the page.
+func crumbSection(names, urls, pages []string) string {
+	known := false
+	for _, pg := range pages {
+		known = known || pg != ""
+	}
+	last := len(names) - 1
+	if !known {
+		last-- // the last entry may be the page, which cannot be told
+	}
+	for i := last; i >= 1; i-- {
+		if names[i] == "" {
+			continue
+		}
+		if u := urls[i]; u != "" {
+			self := false
+			for _, pg := range pages {
+				if pg != "" && sameURL(stripFragment(u), stripFragment(pg)) {
+					self = true
+				}
+			}
+			if self || isHomeURL(u) {
+				continue
+			}
+		} else if i == len(names)-1 {
+			continue // the page's own entry, without a link
+		}
+		return names[i]
+	}
+	return ""
+}
+
+// isHomeURL reports whether u is a site's root.
+func isHomeURL(u string) bool {
+	pu, err := url.Parse(u)
+	return err == nil && (pu.Path == "" || pu.Path == "/") && pu.RawQuery == ""
 }
 
 // mayHoldArticle reports whether any script names an Article type or
@@ -397,7 +482,7 @@ func (p *pageScan) readLD(c *cands) {
 // organisation skip decoding it.
 func mayHoldArticle(texts []string) bool {
 	for _, t := range texts {
-		for _, w := range [...]string{"Article", "Posting", "Report", "isAccessibleForFree"} {
+		for _, w := range [...]string{"Article", "Posting", "Report", "isAccessibleForFree", "BreadcrumbList"} {
 			if strings.Contains(t, w) {
 				return true
 			}

@@ -25,6 +25,7 @@ func readMeta(doc *html.Node, page *url.URL, a *Article) {
 	p.readMetaTags(c)
 	p.readMicrodata(c)
 	p.readMarkup(c)
+	p.readVisibleDates(c)
 	p.readIDs(c)
 	c.fill(a, p.self())
 }
@@ -43,6 +44,10 @@ type pageScan struct {
 	itemAuthors []*html.Node
 	bodyClass   string
 	drupalNodes []string
+	crumb       string        // the section a breadcrumb trail in the markup names
+	crumbRead   bool          // the first trail has been read
+	times       []visibleDate // <time> elements
+	bylines     []visibleDate // dates in bylines
 }
 
 type metaTag struct {
@@ -101,7 +106,14 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 			}
 		}
 	}
+	p.bylineElement(n)
+	if !p.crumbRead && (n.DataAtom == atom.Nav || n.DataAtom == atom.Ol || n.DataAtom == atom.Ul || n.DataAtom == atom.Div) && isBreadcrumb(n) {
+		p.crumbRead = true
+		p.crumb = p.breadcrumb(n)
+	}
 	switch n.DataAtom {
+	case atom.Time:
+		p.timeElement(n)
 	case atom.Html:
 		if p.htmlLang == "" {
 			p.htmlLang = collapse(attrOf(n, "lang"))
@@ -129,13 +141,14 @@ func (p *pageScan) element(n *html.Node, inScope bool) (scoped bool) {
 			break
 		}
 		anchor := n.DataAtom == atom.A
-		// Of an <a>, only a byline or a translation relation is read.
-		if anchor && !hasFold(rel, "author") && !hasFold(rel, "translation-of") {
+		// Of an <a>, only a byline, a category or a translation relation
+		// is read.
+		if anchor && !hasFold(rel, "author") && !hasFold(rel, "translation-of") && !hasFold(rel, "category") {
 			break
 		}
 		l := linkTag{rel: strings.Fields(strings.ToLower(rel)), anchor: anchor}
 		if anchor {
-			if !hasRel(l.rel, "author") && !hasRel(l.rel, "translation-of") {
+			if !hasRel(l.rel, "author") && !hasRel(l.rel, "translation-of") && !hasRel(l.rel, "category") {
 				break
 			}
 			l.text = textOf(n)
@@ -185,7 +198,8 @@ func isMetaKey(k string) bool {
 	}
 	switch k {
 	case "title", "description", "author", "keywords", "news_keywords", "date", "pubdate", "publish-date",
-		"publish_date", "publication_date", "language", "content-language":
+		"publish_date", "publication_date", "language", "content-language", "section", "category",
+		"parsely-section":
 		return true
 	}
 	return false
@@ -302,6 +316,8 @@ func (p *pageScan) readMetaTags(c *cands) {
 			c.published.add(m.content, m.source())
 		case "language":
 			c.langMeta.addLang(m.content, m.source())
+		case "section", "category", "parsely-section":
+			c.sectionMeta.add(m.content, m.source())
 		}
 	}
 	// Dublin Core
@@ -373,6 +389,14 @@ func (p *pageScan) readMarkup(c *cands) {
 			c.htmlLang.addLang(m.content, "meta[http-equiv=content-language]")
 		}
 	}
+	// A category link (WordPress's rel="category tag"): the first.
+	for _, l := range p.links {
+		if l.anchor && hasRel(l.rel, "category") && l.text != "" {
+			c.sectionLink.add(l.text, "a[rel=category]")
+			break
+		}
+	}
+	c.sectionCrumb.add(p.crumb, "breadcrumb")
 	self := p.self()
 	for _, l := range p.links {
 		if !l.anchor && hasRel(l.rel, "alternate") && l.hreflang != "" && !strings.EqualFold(l.hreflang, "x-default") &&

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"strings"
+	"time"
 )
 
 // cand is one value a source states for a field.
@@ -97,6 +98,7 @@ func (l *accessList) add(a Access, source string) {
 // order of trust.
 type cands struct {
 	headline, description, section, publisher, image, imageLink candList
+	sectionMeta, sectionLink, sectionCrumb                      candList
 	canonicalLink, canonicalLD, canonicalOG                     candList
 	language, htmlLang, langMeta, locale, hreflang              candList
 	published, modified                                         candList
@@ -143,7 +145,7 @@ func (c *cands) addID(scheme, value, source string) {
 func (c *cands) fill(a *Article, self string) {
 	a.Headline = pick(sameText, c.headline.list)
 	a.Description = pick(sameText, c.description.list)
-	a.Section = pick(sameText, c.section.list)
+	a.Section = pick(sameText, c.section.list, c.sectionMeta.list, c.sectionLink.list, c.sectionCrumb.list)
 	a.Publisher = pick(sameText, c.publisher.list)
 	a.Image = pick(sameText, c.image.list, c.imageLink.list)
 	if a.Image.Value != "" {
@@ -157,7 +159,7 @@ func (c *cands) fill(a *Article, self string) {
 	}
 	a.Canonical = pick(sameURL, c.canonicalLink.list, c.canonicalLD.list, c.canonicalOG.list)
 	a.Language = pick(sameLang, c.language.list, c.htmlLang.list, c.langMeta.list, c.locale.list, c.hreflang.list)
-	a.Published = pickInstant(c.published.list)
+	a.Published = pickInstant(publishedOrder(c.published.list, c.modified.list))
 	a.Modified = pickInstant(c.modified.list)
 	// A translation relation only when every source names the same
 	// original, and not the page itself.
@@ -222,6 +224,66 @@ func pickInstant(l []cand) Instant {
 		in.Conflicts = appendConflict(in.Conflicts, Conflict{Value: cd.value, Source: cd.source})
 	}
 	return in
+}
+
+// publishedOrder puts first, among the publication dates stated, the one
+// that names the publisher's own day: the most trusted stays first unless
+//   - it is also a stated modification date and another publication date
+//     is earlier (a CMS's "date" is often the last edit): the earliest
+//     such date goes first;
+//   - it is an instant in UTC and another states the same instant in a
+//     zone of its own, or shows a date alone (a byline) that is that
+//     instant's day in some zone (within 14 hours) but not its UTC day:
+//     that one goes first, so the day is the page's.
+func publishedOrder(pub, mod []cand) []cand {
+	if len(pub) < 2 {
+		return pub
+	}
+	ins := make([]Instant, len(pub))
+	for i, cd := range pub {
+		ins[i] = instantOf(cd.value, cd.source)
+	}
+	best := 0
+	if ins[0].Time.IsZero() {
+		return pub
+	}
+	for _, m := range mod {
+		if mi := instantOf(m.value, m.source); !mi.Time.IsZero() && sameInstant(ins[0], mi) {
+			for i := range ins {
+				if !ins[i].Time.IsZero() && ins[i].Time.Before(ins[best].Time) && !sameInstant(ins[i], ins[best]) {
+					best = i
+				}
+			}
+			break
+		}
+	}
+	if b := ins[best]; !b.DateOnly {
+		if _, off := b.Time.Zone(); off == 0 {
+			for i, in := range ins {
+				if in.Time.IsZero() || i == best {
+					continue
+				}
+				_, o := in.Time.Zone()
+				if !in.DateOnly && o != 0 && in.Time.Equal(b.Time) || in.DateOnly && !sameDate(in.Time, b.Time) && withinZones(in.Time, b.Time) {
+					best = i
+					break
+				}
+			}
+		}
+	}
+	if best == 0 {
+		return pub
+	}
+	out := make([]cand, 0, len(pub))
+	out = append(out, pub[best])
+	out = append(out, pub[:best]...)
+	return append(out, pub[best+1:]...)
+}
+
+// withinZones reports whether date d is instant t's date in some zone,
+// 12 hours west to 14 hours east of UTC.
+func withinZones(d, t time.Time) bool {
+	return sameDate(d, t.Add(14*time.Hour)) || sameDate(d, t.Add(-12*time.Hour))
 }
 
 // pickList takes the first group's values and records each later group

@@ -84,15 +84,20 @@ func TestMetaGolden(t *testing.T) {
 	}
 }
 
-// TestMeta_V5_NoMetadataNoFields: a page that states no metadata (though
-// its URL has a date, its text is plainly English and its byline is styled
-// as one) gives an Article whose metadata is all zero.
+// TestMeta_V5_NoMetadataNoFields: a page that states no metadata for
+// machines (though its URL has a date, its text is plainly English and its
+// byline is styled as one) gives an Article whose metadata is all zero but
+// for the date its byline shows, copied as written.
 func TestMeta_V5_NoMetadataNoFields(t *testing.T) {
 	b, err := os.ReadFile("testdata/meta/none.html")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := metaOf(t, b, goldenPage)
+	if a.Published.Value != "2 January 2026" || a.Published.Source != "byline" || !a.Published.DateOnly {
+		t.Errorf("Published = %+v, want the byline's date", a.Published)
+	}
+	a.Published = Instant{}
 	if !reflect.DeepEqual(a, &Article{}) {
 		t.Errorf("fields invented for a page without metadata: %+v", a)
 	}
