@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -148,4 +149,26 @@ func BenchmarkExtractiveNewsSet(b *testing.B) {
 		}
 		run(b, en)
 	})
+}
+
+// BenchmarkExtractiveLongBody summarizes one story of 5,000 sentences in
+// each path: TextRank ranks only the first hundred, the fitted model
+// reads every sentence once.
+func BenchmarkExtractiveLongBody(b *testing.B) {
+	for _, lang := range []string{"en", "fr"} {
+		b.Run(lang, func(b *testing.B) {
+			var sb strings.Builder
+			for i := range 5000 {
+				fmt.Fprintf(&sb, "The council voted on measure %d about the schools and parks of the city. ", i)
+			}
+			a := &extract.Article{Headline: extract.Field{Value: "Council votes on schools"}, Language: extract.Field{Value: lang},
+				Blocks: []extract.Block{{Kind: extract.Paragraph, Text: sb.String()}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := (digest.Extractive{}).Summarize(context.Background(), a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

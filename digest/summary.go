@@ -119,7 +119,8 @@ func (e Extractive) Summarize(ctx context.Context, a *extract.Article) (Summary,
 		limit = DefaultMaxChars
 	}
 	if lang := language(a.Language.Value, sents); lang != "fr" && lang != "de" {
-		return Summary{Sentences: fitBody(sents, Rank(sents, a.Headline.Value), limit), By: "extractive"}, nil
+		ranked := Rank(sents[:min(len(sents), rankWindow)], a.Headline.Value)
+		return Summary{Sentences: fitBody(sents, ranked, limit), By: "extractive"}, nil
 	}
 	if len(sents) == 1 {
 		return Summary{Sentences: []string{prefix(sents[0], min(limit, utf8.RuneCountInString(sents[0])/2))}, By: "extractive"}, nil
@@ -398,6 +399,11 @@ func Rank(sentences []string, headline string) []int {
 	})
 	return idx
 }
+
+// rankWindow is how many of a story's first sentences TextRank ranks:
+// its graph grows with the square of their number, and past the first
+// hundred the position weight leaves a sentence no chance.
+const rankWindow = 100
 
 // positionExponent weighs a sentence's rank by 1/(1+position)^1.5.
 const positionExponent = 1.5
