@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStoreConformance(t *testing.T) {
 	t.Parallel()
-	backofftest.Run(t, func() backoff.Store { return new(backoff.MemoryStore) })
+	backofftest.Run(t, func(*testing.T) backoff.Store { return new(backoff.MemoryStore) })
 }

@@ -3,13 +3,10 @@ package crawl
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"sync"
 	"time"
 
@@ -27,9 +24,9 @@ type Clock = clock.Clock
 const (
 	DefaultBacklogInterval = 24 * time.Hour
 	DefaultRefreshGuard    = 5 * time.Minute
-	DefaultLeaseTTL        = 10 * time.Minute
+	DefaultLeaseTTL        = 30 * time.Second
 	DefaultMaxReads        = 3  // reads of one article per pass
-	DefaultMaxFailures     = 10 // consecutive deposit failures that stop a pass
+	DefaultMaxFailures     = 10 // consecutive failures of ours to deposit that stop a pass
 	DefaultHostQueue       = 1000
 	DefaultQueueSize       = 64
 	DefaultExtractors      = 2
@@ -109,8 +106,13 @@ type Crawler struct {
 	Deposits Deposits
 	// Clock gives the time. Nil: real time.
 	Clock Clock
-	// Owner names this crawler in pass leases. "": the host name, the
-	// process id and a random suffix.
+	// Owner names this crawler in pass leases. "": this process's
+	// identity (its host name, process id and start time, the machine's
+	// boot id and the pid namespace, where the system tells them; and a
+	// random id), which lets a crawler restarted on the same machine take
+	// over at once the leases of one whose process is gone (killed,
+	// crashed) instead of waiting for them to expire. A lease of any other
+	// owner, or of one on another machine, is had once it expires.
 	Owner string
 
 	// BacklogInterval is the time between backlog walks. 0:
@@ -120,21 +122,26 @@ type Crawler struct {
 	// ReadTrigger is declined. 0: DefaultRefreshGuard.
 	RefreshGuard time.Duration
 	// LeaseTTL is a pass lease's lifetime, renewed every third of it while
-	// the pass runs. 0: DefaultLeaseTTL.
+	// the pass runs: a worker that dies holds its sources at most this
+	// long (see Owner for a restart on the same machine). 0:
+	// DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// MaxReads bounds the reads of one article in one pass. 0:
 	// DefaultMaxReads.
 	MaxReads int
-	// MaxFailures is how many consecutive deposit failures stop a pass.
-	// 0: DefaultMaxFailures.
+	// MaxFailures is how many consecutive deposit failures stop a pass:
+	// our own failures to deposit (Deposits failing or refusing a write),
+	// never the publisher's answers, which fail their article only. 0:
+	// DefaultMaxFailures.
 	MaxFailures int
 	// HostQueue bounds the articles of one host queued in one pass. 0:
 	// DefaultHostQueue.
 	HostQueue int
 	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
 	QueueSize int
-	// Extractors bounds the articles of one pass extracted at once, each
-	// in a goroutine that ends with its extraction. 0: DefaultExtractors.
+	// Extractors bounds the articles of one pass extracted at once: the
+	// pass runs that many extractors, which end with it. 0:
+	// DefaultExtractors.
 	Extractors int
 	// Starting bounds the passes starting at once. A pass holds one of
 	// these turns from its start until its first request is written (its
@@ -171,6 +178,7 @@ type Crawler struct {
 	state   State
 	deps    Deposits
 	owner   string
+	self    ownerID // this process, for telling a gone owner's lease
 
 	mu      sync.Mutex
 	sources map[string]*Source
@@ -197,12 +205,10 @@ func (c *Crawler) init() error {
 		if c.deps == nil {
 			c.deps = new(MemoryDeposits)
 		}
+		c.self = newOwner()
 		c.owner = c.Owner
 		if c.owner == "" {
-			h, _ := os.Hostname()
-			var b [6]byte
-			_, _ = rand.Read(b[:])
-			c.owner = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b[:]))
+			c.owner = c.self.String()
 		}
 		c.starting = make(chan struct{}, cmp.Or(max(c.Starting, 0), DefaultStarting))
 		c.sources = map[string]*Source{}
@@ -470,18 +476,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 			if err != nil {
 				continue
 			}
-			sc, err := c.state.Schedule(ctx, id)
-			if err != nil {
-				c.emit(Event{Kind: EventStoreError, Source: id, Err: err})
-				sc = Schedule{NextTrigger: now.Add(time.Minute)}
-			}
-			due := sc.NextTrigger
-			if src.Backlog != nil && sc.NextBacklog.Before(due) {
-				due = sc.NextBacklog
-			}
-			if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
-				due = sc.Embargo // an embargoed article is read as soon as it lifts
-			}
+			due := c.due(ctx, &src, now)
 			heldMu.Lock()
 			if h := held[id]; due.Before(h) {
 				due = h
@@ -520,6 +515,25 @@ func (c *Crawler) Run(ctx context.Context) error {
 		case <-wake:
 		}
 	}
+}
+
+// due is when the source's next pass is due, as its schedule in the State
+// says: its trigger, its backlog or an embargo lifting, whichever comes
+// first. A State that does not answer makes it due a minute from now.
+func (c *Crawler) due(ctx context.Context, src *Source, now time.Time) time.Time {
+	sc, err := c.state.Schedule(ctx, src.ID)
+	if err != nil {
+		c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+		sc = Schedule{NextTrigger: now.Add(time.Minute)}
+	}
+	due := sc.NextTrigger
+	if src.Backlog != nil && sc.NextBacklog.Before(due) {
+		due = sc.NextBacklog
+	}
+	if !sc.Embargo.IsZero() && sc.Embargo.Before(due) {
+		due = sc.Embargo // an embargoed article is read as soon as it lifts
+	}
+	return due
 }
 
 // hostOf is the frontier key of a URL: its host, as the chain keys it.

@@ -210,39 +210,6 @@ func TestCrawler_V12_OnlyACompleteFinal200IsDeposited(t *testing.T) {
 	audit(t, web, p)
 }
 
-// After MaxFailures (10) consecutive deposit failures the pass stops; the
-// count is the store's, per pass (V12).
-func TestCrawler_V12_TenConsecutiveFailuresStopThePass(t *testing.T) {
-	t.Parallel()
-	web := politetest.NewWeb(t)
-	s := web.Site("broken.example")
-	for range 15 {
-		a := s.AddArticle(politetest.Article{})
-		s.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.ServerError})
-	}
-	p := testPolicy(t, Vault, testInterval)
-	var ev events
-	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{siteSource(s.Name(), Vault, false)}, OnEvent: ev.on}
-	rep := mustPass(t, c, s.Name())
-	if !rep.Stopped || rep.Failed != 10 {
-		t.Fatalf("report %+v, want stopped after 10 failures", rep)
-	}
-	if n := articleRequests(web, s.Name(), s.Articles()); n != 10 {
-		t.Fatalf("%d article requests, want 10", n)
-	}
-	if len(ev.of(EventPassStopped)) != 1 {
-		t.Fatal("no pass-stopped event")
-	}
-	// The counter is the store's: one more failure in that pass makes 11.
-	if n, err := c.StateStore().Failure(context.Background(), s.Name(), rep.Pass, true); err == nil || n != 0 {
-		// The pass is over and its lease released, but MemoryState keeps
-		// its counters until the next pass begins.
-		if n != 11 {
-			t.Fatalf("store's consecutive failures after the pass = %d, %v; want 11", n, err)
-		}
-	}
-}
-
 // An article already read MaxReads (3) times in a pass is not read again in
 // it (V12).
 func TestCrawler_V12_AtMostThreeReadsPerArticlePerPass(t *testing.T) {

@@ -23,7 +23,11 @@
 // not at the next interval. One the publisher answered, even with a
 // failure, waits out the interval. Work on a source happens in a pass, under
 // a lease in the [State], so that no two passes of one source run at once,
-// even in several processes sharing the State. Within a pass, articles wait
+// even in several processes sharing the State. A lease lasts
+// [DefaultLeaseTTL] (30 s), renewed every third of it while its pass runs,
+// so the sources of a worker that died resume within that time elsewhere;
+// a crawler restarted on the same machine takes over at once the leases of
+// a process that is gone (see [Crawler.Owner]). Within a pass, articles wait
 // in per-host queues, each host read by its own goroutine, so a slow,
 // cooling or suspended host holds up no other. The articles a trigger
 // announces join their host's queue as each is recorded, so a host's first
@@ -54,7 +58,11 @@
 // the extractors and the depositor, and the answer kept with the story in
 // [Deposit.Image]; no image is read for a digest or vault source. An article is read at most
 // [DefaultMaxReads] times in a pass, and [DefaultMaxFailures] consecutive
-// deposit failures stop the pass; both counts live in the State.
+// deposit failures stop the pass; both counts live in the State. Only our
+// own failures to deposit count (the [Deposits] store failing or refusing
+// a write): a publisher's answer that is not a complete 200 fails its
+// article, which is read again on a later pass, and the refusal ledger
+// slows the host down, but the pass goes on.
 //
 // What a crawl remembers lives in a [State] (schedules, leases, known
 // references with their first-seen instants, per-pass counters) and what

@@ -32,11 +32,12 @@ const (
 	EventWithdrawn                            // Count: deposits removed
 	EventStoreError                           // the state store could not answer; Err
 	EventEmbargoed                            // an article's embargo has not lifted; Reason
+	EventLeaseTakenOver                       // the lease of an owner on this machine whose process is gone was taken; Reason: whose
 )
 
 var eventNames = [...]string{"", "pass-started", "pass-ended", "pass-stopped", "lease-lost", "trigger-read", "not-modified",
 	"trigger-failed", "backlog-walked", "backlog-failed", "ref-dropped", "deposited", "excerpted", "excluded", "mismatch",
-	"refused", "failed", "skipped", "refresh-declined", "withdrawn", "store-error", "embargoed"}
+	"refused", "failed", "skipped", "refresh-declined", "withdrawn", "store-error", "embargoed", "lease-taken-over"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k > 0 {
@@ -165,7 +166,7 @@ func (c *Crawler) emit(e Event) {
 	}
 	level := slog.LevelDebug
 	switch e.Kind {
-	case EventPassEnded, EventTriggerRead, EventBacklogWalked, EventRefreshDeclined, EventWithdrawn:
+	case EventPassEnded, EventTriggerRead, EventBacklogWalked, EventRefreshDeclined, EventWithdrawn, EventLeaseTakenOver:
 		level = slog.LevelInfo
 	case EventPassStopped, EventLeaseLost, EventMismatch, EventStoreError, EventTriggerFailed, EventBacklogFailed:
 		level = slog.LevelWarn

@@ -298,148 +298,18 @@ func (s *Source) Validate() error {
 }
 
 func (s *Source) validate() error {
-	bad := func(field, format string, args ...any) error {
-		return &SourceError{Field: field, Reason: fmt.Sprintf(format, args...)}
-	}
-	if s.ID == "" {
-		return bad("id", "required")
-	}
-	if len(s.ID) > 64 || strings.IndexFunc(s.ID, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
-	}) >= 0 {
-		return bad("id", "%q: letters, digits, '-', '_' and '.' only, at most 64 bytes", s.ID)
-	}
-	if strings.TrimSpace(s.Name) == "" {
-		return bad("name", "required")
-	}
-	if len(s.Admitted) == 0 {
-		return bad("admitted", "required: the hosts the source may be read from")
-	}
-	for i, h := range s.Admitted {
-		name := strings.TrimPrefix(h, "*.")
-		if k, err := hostkey.Normalize(name); err != nil || k != name || strings.Contains(name, "*") {
-			return bad(fmt.Sprintf("admitted[%d]", i), "%q is not a normalised host name or *.domain", h)
-		}
-	}
-	for i, p := range s.Params {
-		if p == "" || strings.ContainsAny(p, "&=?# ") {
-			return bad(fmt.Sprintf("params[%d]", i), "%q is not a query parameter name", p)
-		}
-	}
-	checkURL := func(field, raw string) error {
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
-			return bad(field, "%q is not an absolute URL", raw)
-		}
-		if u.Scheme != "https" {
-			return bad(field, "%q: https only", raw)
-		}
-		if u.User != nil {
-			return bad(field, "%q: no credentials in a URL", raw)
-		}
-		if !s.admits(u.Hostname()) {
-			return bad(field, "%q: host %s is not admitted", raw, u.Hostname())
-		}
-		return nil
-	}
-
-	t := s.Trigger
-	switch {
-	case len(t.Feeds) == 0 && t.API == nil:
-		return bad("trigger", "a feed or a public API call is required")
-	case len(t.Feeds) > 0 && t.API != nil:
-		return bad("trigger", "feeds or api, not both")
-	}
-	for i, f := range t.Feeds {
-		if err := checkURL(fmt.Sprintf("trigger.feeds[%d]", i), f); err != nil {
+	for _, check := range []func() error{s.validateNames, s.validateTrigger, s.validateBacklog, s.validateRead} {
+		if err := check(); err != nil {
 			return err
 		}
 	}
-	if t.API != nil {
-		if err := t.API.Validate(); err != nil {
-			return bad("trigger.api", "%v", err)
-		}
-		if err := checkURL("trigger.api.url", t.API.URL); err != nil {
-			return err
-		}
-	}
-
-	if b := s.Backlog; b != nil {
-		switch b.Kind {
-		case BacklogSitemap:
-			for i, u := range b.URLs {
-				if err := checkURL(fmt.Sprintf("backlog.urls[%d]", i), u); err != nil {
-					return err
-				}
-			}
-			if len(b.URLs) == 0 {
-				if err := checkOrigin(s, "backlog.site", b.Site, checkURL); err != nil {
-					return err
-				}
-			}
-		case BacklogWordPress:
-			if err := checkOrigin(s, "backlog.site", b.Site, checkURL); err != nil {
-				return err
-			}
-			if b.PerPage < 0 || b.PerPage > 100 {
-				return bad("backlog.per_page", "%d: 0 to 100", b.PerPage)
-			}
-		case BacklogAPI:
-			if b.API == nil {
-				return bad("backlog.api", "required for an api backlog")
-			}
-			if err := b.API.Validate(); err != nil {
-				return bad("backlog.api", "%v", err)
-			}
-			if err := checkURL("backlog.api.url", b.API.URL); err != nil {
-				return err
-			}
-		default:
-			return bad("backlog.kind", "%q: sitemap, wordpress or api", b.Kind)
-		}
-	}
-
-	switch s.Read.Method {
-	case "", ReadPage:
-		if s.Read.URL != "" {
-			return bad("read.url", "only for an API read method")
-		}
-		if s.Read.Credential != nil {
-			return bad("read.credential", "only for the cms-api read method")
-		}
-	case ReadPublicAPI, ReadCMSAPI:
-		if !strings.Contains(s.Read.URL, "{id}") {
-			return bad("read.url", "%q must hold {id}", s.Read.URL)
-		}
-		if err := checkURL("read.url", strings.ReplaceAll(s.Read.URL, "{id}", "1")); err != nil {
-			return err
-		}
-		if s.Identifier == IDFromURL {
-			return bad("identifier", "an API read needs the CMS identifier")
-		}
-		c := s.Read.Credential
-		if s.Read.Method == ReadPublicAPI && c != nil {
-			return bad("read.credential", "a public API takes no credential")
-		}
-		if s.Read.Method == ReadCMSAPI {
-			if c == nil || c.Header == "" {
-				return bad("read.credential", "the cms-api read method needs a credential header")
-			}
-			if kind, ref, _ := strings.Cut(c.Value, ":"); (kind != "env" && kind != "file") || ref == "" {
-				return bad("read.credential.value", "must be a reference, env:NAME or file:PATH, never the secret")
-			}
-		}
-	default:
-		return bad("read.method", "%q: page, public-api or cms-api", s.Read.Method)
-	}
-
 	if d := time.Duration(s.Interval); d != 0 && d < MinInterval {
-		return bad("interval", "%v is shorter than %v", d, MinInterval)
+		return badSource("interval", "%v is shorter than %v", d, MinInterval)
 	}
 	switch s.Identifier {
 	case "", IDFromCMS, IDFromURL:
 	default:
-		return bad("identifier", "%q: cms or url", s.Identifier)
+		return badSource("identifier", "%q: cms or url", s.Identifier)
 	}
 	if _, err := s.Policy.Fetch(); err != nil {
 		return err
@@ -447,11 +317,166 @@ func (s *Source) validate() error {
 	return nil
 }
 
-func checkOrigin(s *Source, field, origin string, checkURL func(string, string) error) error {
+// badSource is a *SourceError for field.
+func badSource(field, format string, args ...any) error {
+	return &SourceError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// validateNames checks the source's id, name, admitted hosts and kept
+// query parameters.
+func (s *Source) validateNames() error {
+	if s.ID == "" {
+		return badSource("id", "required")
+	}
+	if len(s.ID) > 64 || strings.IndexFunc(s.ID, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 {
+		return badSource("id", "%q: letters, digits, '-', '_' and '.' only, at most 64 bytes", s.ID)
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return badSource("name", "required")
+	}
+	if len(s.Admitted) == 0 {
+		return badSource("admitted", "required: the hosts the source may be read from")
+	}
+	for i, h := range s.Admitted {
+		name := strings.TrimPrefix(h, "*.")
+		if k, err := hostkey.Normalize(name); err != nil || k != name || strings.Contains(name, "*") {
+			return badSource(fmt.Sprintf("admitted[%d]", i), "%q is not a normalised host name or *.domain", h)
+		}
+	}
+	for i, p := range s.Params {
+		if p == "" || strings.ContainsAny(p, "&=?# ") {
+			return badSource(fmt.Sprintf("params[%d]", i), "%q is not a query parameter name", p)
+		}
+	}
+	return nil
+}
+
+// checkURL checks that raw, the value of field, is an absolute https URL
+// without credentials on an admitted host.
+func (s *Source) checkURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return badSource(field, "%q is not an absolute URL", raw)
+	}
+	if u.Scheme != "https" {
+		return badSource(field, "%q: https only", raw)
+	}
+	if u.User != nil {
+		return badSource(field, "%q: no credentials in a URL", raw)
+	}
+	if !s.admits(u.Hostname()) {
+		return badSource(field, "%q: host %s is not admitted", raw, u.Hostname())
+	}
+	return nil
+}
+
+// validateTrigger checks the trigger: feeds or an API call, not both.
+func (s *Source) validateTrigger() error {
+	t := s.Trigger
+	switch {
+	case len(t.Feeds) == 0 && t.API == nil:
+		return badSource("trigger", "a feed or a public API call is required")
+	case len(t.Feeds) > 0 && t.API != nil:
+		return badSource("trigger", "feeds or api, not both")
+	}
+	for i, f := range t.Feeds {
+		if err := s.checkURL(fmt.Sprintf("trigger.feeds[%d]", i), f); err != nil {
+			return err
+		}
+	}
+	if t.API != nil {
+		if err := t.API.Validate(); err != nil {
+			return badSource("trigger.api", "%v", err)
+		}
+		if err := s.checkURL("trigger.api.url", t.API.URL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateBacklog checks the backlog, if any, for its kind.
+func (s *Source) validateBacklog() error {
+	b := s.Backlog
+	if b == nil {
+		return nil
+	}
+	switch b.Kind {
+	case BacklogSitemap:
+		for i, u := range b.URLs {
+			if err := s.checkURL(fmt.Sprintf("backlog.urls[%d]", i), u); err != nil {
+				return err
+			}
+		}
+		if len(b.URLs) == 0 {
+			return checkOrigin(s, "backlog.site", b.Site)
+		}
+	case BacklogWordPress:
+		if err := checkOrigin(s, "backlog.site", b.Site); err != nil {
+			return err
+		}
+		if b.PerPage < 0 || b.PerPage > 100 {
+			return badSource("backlog.per_page", "%d: 0 to 100", b.PerPage)
+		}
+	case BacklogAPI:
+		if b.API == nil {
+			return badSource("backlog.api", "required for an api backlog")
+		}
+		if err := b.API.Validate(); err != nil {
+			return badSource("backlog.api", "%v", err)
+		}
+		return s.checkURL("backlog.api.url", b.API.URL)
+	default:
+		return badSource("backlog.kind", "%q: sitemap, wordpress or api", b.Kind)
+	}
+	return nil
+}
+
+// validateRead checks the read method, its URL and its credential.
+func (s *Source) validateRead() error {
+	switch s.Read.Method {
+	case "", ReadPage:
+		if s.Read.URL != "" {
+			return badSource("read.url", "only for an API read method")
+		}
+		if s.Read.Credential != nil {
+			return badSource("read.credential", "only for the cms-api read method")
+		}
+	case ReadPublicAPI, ReadCMSAPI:
+		if !strings.Contains(s.Read.URL, "{id}") {
+			return badSource("read.url", "%q must hold {id}", s.Read.URL)
+		}
+		if err := s.checkURL("read.url", strings.ReplaceAll(s.Read.URL, "{id}", "1")); err != nil {
+			return err
+		}
+		if s.Identifier == IDFromURL {
+			return badSource("identifier", "an API read needs the CMS identifier")
+		}
+		c := s.Read.Credential
+		if s.Read.Method == ReadPublicAPI && c != nil {
+			return badSource("read.credential", "a public API takes no credential")
+		}
+		if s.Read.Method == ReadCMSAPI {
+			if c == nil || c.Header == "" {
+				return badSource("read.credential", "the cms-api read method needs a credential header")
+			}
+			if kind, ref, _ := strings.Cut(c.Value, ":"); (kind != "env" && kind != "file") || ref == "" {
+				return badSource("read.credential.value", "must be a reference, env:NAME or file:PATH, never the secret")
+			}
+		}
+	default:
+		return badSource("read.method", "%q: page, public-api or cms-api", s.Read.Method)
+	}
+	return nil
+}
+
+func checkOrigin(s *Source, field, origin string) error {
 	if origin == "" {
 		return &SourceError{Field: field, Reason: "required"}
 	}
-	if err := checkURL(field, origin); err != nil {
+	if err := s.checkURL(field, origin); err != nil {
 		return err
 	}
 	if u, _ := url.Parse(origin); (u.Path != "" && u.Path != "/") || u.RawQuery != "" {

@@ -191,9 +191,13 @@ type memSource struct {
 	refs     map[string]*RefState
 	attempts map[string]int // this pass
 	failures int            // this pass
+	tally    Tally
 }
 
-var _ State = (*MemoryState)(nil)
+var (
+	_ State   = (*MemoryState)(nil)
+	_ Tallier = (*MemoryState)(nil)
+)
 
 // src returns the source's record, locked (the caller unlocks it): made
 // when create is set and it is missing, else nil when missing.
@@ -370,6 +374,9 @@ func (m *MemoryState) Settle(ctx context.Context, source, key string, outcome Ou
 	if r == nil {
 		return fmt.Errorf("crawl: settle %s/%s: unknown reference", source, key)
 	}
+	if r.Outcome == Pending {
+		s.tally.Add(outcomeTally(outcome))
+	}
 	r.Outcome, r.Note, r.Settled = outcome, note, now
 	return nil
 }
@@ -385,6 +392,7 @@ func (m *MemoryState) Attempt(ctx context.Context, source string, pass uint64, k
 		s.attempts = map[string]int{}
 	}
 	s.attempts[key]++
+	s.tally.Reads++
 	return s.attempts[key], nil
 }
 
@@ -397,6 +405,7 @@ func (m *MemoryState) Failure(ctx context.Context, source string, pass uint64, f
 	}
 	if failed {
 		s.failures++
+		s.tally.DepositFailures++
 	} else {
 		s.failures = 0
 	}
@@ -408,8 +417,26 @@ func (m *MemoryState) Forget(ctx context.Context, source string) error {
 	if s := m.src(source, false); s != nil {
 		// The pass number and the lease survive, so a later pass is never
 		// confused with an earlier one.
-		s.sched, s.refs, s.attempts, s.failures = Schedule{}, map[string]*RefState{}, map[string]int{}, 0
+		s.sched, s.refs, s.attempts, s.failures, s.tally = Schedule{}, map[string]*RefState{}, map[string]int{}, 0, Tally{}
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// AddTally implements Tallier.
+func (m *MemoryState) AddTally(ctx context.Context, source string, d Tally) error {
+	s := m.src(source, true)
+	defer s.mu.Unlock()
+	s.tally.Add(d)
+	return nil
+}
+
+// Tally implements Tallier.
+func (m *MemoryState) Tally(ctx context.Context, source string) (Tally, error) {
+	s := m.src(source, false)
+	if s == nil {
+		return Tally{}, nil
+	}
+	defer s.mu.Unlock()
+	return s.tally, nil
 }

@@ -1,7 +1,10 @@
 package digest_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,4 +93,59 @@ func BenchmarkExtractive(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arts))/1e3, "µs/article")
+}
+
+// BenchmarkExtractiveNewsSet summarizes each story of a public news set
+// (JSON Lines of {"id", "lang", "title", "text", "reference"}, the text's
+// paragraphs separated by newlines) named by $DIGEST_NEWS, once per
+// iteration; it skips without one. The "as-en" run gives the same
+// articles the English path (TextRank), for the cost of each path.
+func BenchmarkExtractiveNewsSet(b *testing.B) {
+	path := os.Getenv("DIGEST_NEWS")
+	if path == "" {
+		b.Skip("set DIGEST_NEWS to a news set (JSON Lines) to run this benchmark")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var arts []*extract.Article
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var st struct{ Lang, Title, Text string }
+		if err := json.Unmarshal(sc.Bytes(), &st); err != nil {
+			b.Fatal(err)
+		}
+		a := &extract.Article{Headline: extract.Field{Value: st.Title}, Language: extract.Field{Value: st.Lang}}
+		for _, p := range strings.Split(st.Text, "\n") {
+			a.Blocks = append(a.Blocks, extract.Block{Kind: extract.Paragraph, Text: p})
+		}
+		arts = append(arts, a)
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, arts []*extract.Article) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, a := range arts {
+				if _, err := (digest.Extractive{}).Summarize(context.Background(), a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(arts))/1e3, "µs/article")
+	}
+	b.Run("own-language", func(b *testing.B) { run(b, arts) })
+	b.Run("as-en", func(b *testing.B) {
+		en := make([]*extract.Article, len(arts))
+		for i, a := range arts {
+			c := *a
+			c.Language.Value = "en"
+			en[i] = &c
+		}
+		run(b, en)
+	})
 }

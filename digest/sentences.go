@@ -102,7 +102,18 @@ func appendSentences(out []string, para string) []string {
 		if n == len(rs) {
 			break // the paragraph's end closes the sentence
 		}
-		if n == end || !startsSentence(rs[n:]) {
+		if n == end {
+			// No space: two sentences glued where a paragraph break was
+			// lost ("… in Miami.The park …"), or nothing.
+			if cut := gluedEnd(rs, i, j, end); cut > 0 {
+				emit(cut)
+				i = cut - 1
+				continue
+			}
+			i = j - 1
+			continue
+		}
+		if !startsSentence(rs[n:]) {
 			i = j - 1
 			continue
 		}
@@ -115,6 +126,61 @@ func appendSentences(out []string, para string) []string {
 	}
 	emit(len(rs))
 	return out
+}
+
+// gluedEnd returns where a sentence ends when the terminal marks rs[i:j]
+// (closers up to end) are followed by the next sentence with no space: a
+// word of two letters or more, or a number, or a closing mark, then the
+// marks, then a capitalized word (Miami.The, positif.En, "soutenus"."La).
+// A straight quote right after the marks opens the next sentence. 0: no
+// end here (e.g., U.S.A, Node.js, www.Example.com, Mr.Smith).
+func gluedEnd(rs []rune, i, j, end int) int {
+	if i == 0 {
+		return 0
+	}
+	cut, next := end, end
+	if j < len(rs) && rs[j] == '"' {
+		cut, next = j, j+1
+	}
+	if next+1 >= len(rs) || !unicode.IsUpper(rs[next]) ||
+		!(unicode.IsLower(rs[next+1]) || rs[next+1] == '\'' || rs[next+1] == '’') {
+		return 0
+	}
+	e := next
+	for e < len(rs) && unicode.IsLetter(rs[e]) {
+		e++
+	}
+	if e+1 < len(rs) && rs[e] == '.' && unicode.IsLower(rs[e+1]) {
+		return 0 // a dotted name: www.Example.com
+	}
+	w := i
+	for w > 0 && isCloser(rs[w-1]) {
+		w--
+	}
+	if w < i {
+		// After a closing mark: a letter before it.
+		if w == 0 || !unicode.IsLetter(rs[w-1]) {
+			return 0
+		}
+		return cut
+	}
+	k := w
+	for k > 0 && (unicode.IsLetter(rs[k-1]) || unicode.IsDigit(rs[k-1]) || rs[k-1] == '.' || rs[k-1] == '/' || rs[k-1] == ':') {
+		k--
+	}
+	word := string(rs[k:w])
+	last := rs[w-1]
+	switch {
+	case strings.ContainsAny(word, "./:"), titles[strings.ToLower(word)]:
+		return 0 // dotted (e.g.), an address, a title
+	case unicode.IsDigit(last):
+		if !allDigits(word) {
+			return 0
+		}
+	case !unicode.IsLower(last) || utf8.RuneCountInString(word) < 2:
+		return 0
+	}
+	return cut
 }
 
 func isTerminal(r rune) bool {

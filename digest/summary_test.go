@@ -188,3 +188,29 @@ func TestWords(t *testing.T) {
 		t.Errorf("Words = %s, want %s", got, want)
 	}
 }
+
+// A second sentence that passes the bound is cut to fit when it keeps at
+// least minCut characters, and left out when it would be a stub.
+func TestExtractive_D6_SecondSentenceCutOrDropped(t *testing.T) {
+	t.Parallel()
+	lead := "The city council approved on Tuesday a budget of 2.4 billion euros for next year, with new money for schools, buses and the repair of the old bridges across the river that runs through the centre."
+	next := "The mayor said the schools would get 300 new teachers and that the bridges, closed to lorries since the spring floods, would reopen to all traffic before the end of next summer at the latest."
+	third := "Opposition councillors voted against the budget, saying the city was borrowing too much to pay for projects that the next council would have to finish and that taxes would have to rise again soon."
+	a := article("City council approves budget for schools and bridges", lead+" "+next+" "+third)
+	a.Language.Value = "en"
+	s, err := Extractive{}.Summarize(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sentences) != 2 || s.Sentences[0] != lead || !strings.HasSuffix(s.Sentences[1], "…") ||
+		utf8.RuneCountInString(s.Sentences[1]) < minCut || utf8.RuneCountInString(s.Text()) > DefaultMaxChars {
+		t.Errorf("got %q, want the lead and a second sentence cut to fit", s.Sentences)
+	}
+	s, err = Extractive{MaxChars: len(lead) + 30}.Summarize(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sentences) != 1 || s.Sentences[0] != lead {
+		t.Errorf("with 29 characters of room: %q, want the lead alone", s.Sentences)
+	}
+}

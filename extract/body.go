@@ -22,19 +22,85 @@ func readBody(doc *html.Node, page *url.URL, a *Article, opts *Options) {
 		return
 	}
 	blocks, named := detect(body, false)
-	if n := textLen(blocks); n < minBody && named {
+	if n := proseLen(blocks); n < thinBody && named {
 		// Names misled the detector (a wrapper called "ad-container"):
 		// measure again by the text alone, and keep that if it finds more.
-		if alt, _ := detect(body, true); textLen(alt) > 2*n {
+		if alt, _ := detect(body, true); proseLen(alt) > 2*n {
+			blocks = alt
+		}
+	}
+	if n := proseLen(blocks); n < thinBody && expandTemplates(body, 0) {
+		// The body may be markup kept in a script for the page's own code
+		// to insert (Blogger keeps a post in a text/template script).
+		if alt, _ := detect(body, false); proseLen(alt) > 2*n {
 			blocks = alt
 		}
 	}
 	a.Blocks = dropEmptySections(dropHeadline(blocks, a.Headline.Value, documentTitle(doc)))
 }
 
-// minBody is the length of text, in bytes, under which the detector tries
-// again without the hints of class and id names.
-const minBody = 250
+// thinBody is the length of running text, in bytes, under which a body is
+// implausibly thin and the detector tries another candidate.
+const thinBody = 250
+
+// expandTemplates replaces every <script> below n whose type names a
+// template of HTML (text/template, text/x-template) by the elements its
+// text parses to, inside a <div>, and reports whether it replaced any.
+func expandTemplates(n *html.Node, depth int) bool {
+	found := false
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && depth < maxDepth {
+			if c.DataAtom == atom.Script {
+				if t := strings.ToLower(attr(c, "type")); strings.HasPrefix(t, "text/") && strings.Contains(t, "template") && c.FirstChild != nil {
+					if expandTemplate(c) {
+						found = true
+					}
+				}
+			} else if expandTemplates(c, depth+1) {
+				found = true
+			}
+		}
+		c = next
+	}
+	return found
+}
+
+// expandTemplate puts the markup of script s in its place, as the children
+// of a <div>; it reports false, leaving s, when the text parses to nothing.
+func expandTemplate(s *html.Node) bool {
+	var b strings.Builder
+	for c := s.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	div := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := html.ParseFragment(strings.NewReader(b.String()), div)
+	if err != nil || len(nodes) == 0 {
+		return false
+	}
+	for _, c := range nodes {
+		div.AppendChild(c)
+	}
+	s.Parent.InsertBefore(div, s)
+	s.Parent.RemoveChild(s)
+	return true
+}
+
+// proseLen is the length of the running text of blocks: paragraphs, quotes
+// and preformatted text, not lists, tables or headings, which a page of
+// teasers or links is made of too.
+func proseLen(blocks []Block) int {
+	n := 0
+	for _, b := range blocks {
+		switch b.Kind {
+		case Paragraph, Quote, Preformatted:
+			n += len(b.Text)
+		}
+	}
+	return n
+}
 
 // detect measures body's elements, chooses the body's containers and renders
 // them. With plain set, class and id names are not read (hidden elements and
@@ -365,8 +431,105 @@ func (d *detector) choose(body *html.Node) []*html.Node {
 			out = append(out, c) // a standfirst or lead paragraph in a box of its own
 		}
 	}
-	return d.twins(out, top)
+	return d.twins(d.sections(parent, out), top)
 }
+
+// sections adds to the chosen siblings the sections of an article beside
+// them that hold little prose of their own: a list of ingredients before
+// the method, a table of settings, a box of frequent questions. A sibling
+// joins when it lies between two chosen ones, or next to one (or to one
+// that joined) and is a titled section, a list or table, or a paragraph of
+// prose longer than a byline, each with few links. chosen is in document order.
+func (d *detector) sections(parent *html.Node, chosen []*html.Node) []*html.Node {
+	var sibs []*html.Node
+	for c := parent.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			sibs = append(sibs, c)
+		}
+	}
+	in := make([]bool, len(sibs))
+	first, last := -1, -1
+	k := 0
+	for i, c := range sibs {
+		if k < len(chosen) && c == chosen[k] {
+			in[i] = true
+			k++
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return chosen
+	}
+	added := false
+	for i := first + 1; i < last; i++ {
+		if !in[i] && d.clean(sibs[i], sectionText) {
+			in[i], added = true, true
+		}
+	}
+	for i := last + 1; i < len(sibs) && d.section(sibs[i]); i++ {
+		in[i], added = true, true
+	}
+	for i := first - 1; i >= 0 && d.section(sibs[i]); i-- {
+		in[i], added = true, true
+	}
+	if !added {
+		return chosen
+	}
+	out := make([]*html.Node, 0, len(sibs))
+	for i, c := range sibs {
+		if in[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// clean reports whether n is measured, not boilerplate, holds at least min
+// bytes of text and few links.
+func (d *detector) clean(n *html.Node, min int32) bool {
+	s := d.get(n)
+	return s != nil && !s.skip && s.text >= min && s.linkDensity() < 0.2
+}
+
+// section reports whether n, beside the body, reads as a part of it: a
+// titled section (its first element a heading), a list, a table or
+// sectionProse of prose, with few links.
+func (d *detector) section(n *html.Node) bool {
+	if !d.clean(n, sectionText) || d.get(n).linkDensity() >= 0.1 {
+		return false
+	}
+	switch n.DataAtom {
+	case atom.Ul, atom.Ol, atom.Dl, atom.Table:
+		return true
+	}
+	if d.get(n).prose >= sectionProse {
+		return true
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			switch c.DataAtom {
+			case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// sectionText is the least text, in bytes, of a section that joins the
+// body beside its parts.
+const sectionText = 20
+
+// sectionProse is the least prose, in bytes, of an untitled section that
+// joins the body beside it: less is a byline, a dateline or a call to
+// share.
+const sectionProse = 80
+
+var cleanSibling int32 = 150
 
 // twins adds to the chosen elements the other parts of a body split into
 // several containers of one class (a chunk between each advertisement): every
@@ -470,8 +633,14 @@ func classify(n *html.Node, plain bool) elementKind {
 			id = at.Val
 		case "role":
 			switch at.Val {
-			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "search", "dialog", "alert":
+			case "dialog", "alertdialog":
+				return kindDrop // a pop-up, shown over the page when it is shown at all
+			case "navigation", "complementary", "contentinfo", "banner", "menu", "menubar", "search", "alert":
 				return kindWeak
+			}
+		case "aria-modal":
+			if at.Val == "true" {
+				return kindDrop
 			}
 		}
 	}
@@ -518,10 +687,13 @@ var nameWords = map[string]uint8{
 	"promo": wordWidget, "promotion": wordWidget, "outbrain": wordWidget, "taboola": wordWidget,
 	"recommended": wordWidget, "recommendations": wordWidget, "sponsor": wordWidget, "sponsored": wordWidget,
 	"popular": wordWidget, "trending": wordWidget, "breadcrumb": wordWidget, "breadcrumbs": wordWidget,
-	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordWidget,
+	"cookie": wordWidget, "cookies": wordWidget, "consent": wordWidget, "gdpr": wordWidget, "popup": wordHard,
 	"modal": wordWidget, "paywall": wordWidget, "byline": wordWidget, "pagination": wordWidget, "pager": wordWidget,
 	"sharedaddy": wordWidget, "relatedposts": wordWidget, "skyscraper": wordWidget, "rss": wordWidget, "gallery": wordWidget, "slideshow": wordWidget, "carousel": wordWidget,
-	"lightbox": wordWidget,
+	"lightbox":  wordWidget,
+	"copyright": wordWidget, "disclaimer": wordWidget, "legal": wordWidget, "overlay": wordHard, "teaser": wordWidget,
+	"teasers": wordWidget, "readmore": wordWidget, "app": wordWidget, "apps": wordWidget, "download": wordWidget,
+	"pdf": wordWidget, "print": wordWidget, "login": wordWidget, "register": wordWidget, "optin": wordWidget,
 
 	"sidebar": wordLayout, "footer": wordLayout, "header": wordLayout, "masthead": wordLayout, "menu": wordLayout,
 	"nav": wordLayout, "navbar": wordLayout, "navigation": wordLayout, "banner": wordLayout, "widget": wordLayout,
@@ -609,7 +781,7 @@ func classWeight(n *html.Node) float64 {
 		switch at.Key {
 		case "class", "id":
 			if nameFlags(at.Val)&(1<<wordContent) != 0 {
-				w += 10
+				w += 50
 			}
 		case "itemprop":
 			if at.Val == "articleBody" {

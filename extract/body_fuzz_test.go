@@ -31,6 +31,9 @@ func FuzzHTML(f *testing.F) {
 		"<pre>  kept\n  as written</pre><figure><figcaption>c</figcaption></figure>",
 		"<h7>x</h7><h1></h1><h6>" + strings.Repeat("long heading, ", 10) + "</h6>",
 		"<p>\xff\xfe invalid, bytes, here</p><meta charset=shift_jis>",
+		`<p>tagline</p><script type="text/template"><div><p>a post, in a template, with commas</p><script type="text/x-template"><p>inner</p></script></div></script>`,
+		`<script type="text/template">` + strings.Repeat("<div>", 600) + `</script>`,
+		"<p>soft\u00adhyphen\u00ad, and a late</p>" + strings.Repeat(" ", 1100) + "<meta charset=windows-1250>\x8a",
 	} {
 		f.Add([]byte(s))
 	}

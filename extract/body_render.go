@@ -110,8 +110,15 @@ func (r *renderer) children(n *html.Node, depth int) {
 	}
 }
 
-// text adds running text, white space collapsed.
+// softHyphen marks where a word may break across lines; it is no part of
+// the text.
+const softHyphen = "\u00ad"
+
+// text adds running text, white space collapsed and soft hyphens removed.
 func (r *renderer) text(s string) {
+	if strings.Contains(s, softHyphen) {
+		s = strings.ReplaceAll(s, softHyphen, "")
+	}
 	for len(s) > 0 {
 		i := 0
 		for i < len(s) && isSpace(s[i]) {
@@ -234,7 +241,7 @@ func (r *renderer) raw(b *strings.Builder, n *html.Node, depth int) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch c.Type {
 		case html.TextNode:
-			b.WriteString(c.Data)
+			b.WriteString(strings.ReplaceAll(c.Data, softHyphen, ""))
 		case html.ElementNode:
 			if c.DataAtom == atom.Br {
 				b.WriteByte('\n')

@@ -97,9 +97,12 @@
 // the page's own URL. A URL is resolved against the page's URL; text has its entities
 // decoded and its white space collapsed. A date-time is kept as written
 // with its zone; its Time is set only when it states an offset (RFC 3339
-// and the common ISO 8601 and RFC 1123 forms), and a date alone (ISO 8601,
-// or with an English month name; never 01/02/2006, whose order is not
-// stated) is DateOnly. A CMS's placeholder for a date it lacks
+// and the common ISO 8601 forms, basic or extended, padded or not; the
+// RFC 1123 and date(1) forms, with a zone name only where its offset is not
+// in doubt: CEST, PDT, JST, but not IST, CST, BST or EST), and a date
+// alone (ISO 8601, day first with dots as in 30.07.2019, or with an
+// English month name; never 01/02/2006, whose order is not stated) is
+// DateOnly. The offset is kept as written, so the day is the page's own. A CMS's placeholder for a date it lacks
 // ("0001-01-01T00:00:00Z", "0000-00-00") states none. A value that does not parse as a date stays as written, with a
 // zero Time.
 //

@@ -38,7 +38,8 @@ type Options struct {
 	// its charset parameter decides the decoding of an envelope that is not
 	// valid UTF-8 (one that is, is read as UTF-8 whatever is declared). "":
 	// the charset is sniffed from the bytes (byte-order mark, <meta
-	// charset>), and windows-1252 is assumed when nothing is declared.
+	// charset> in the first 1,024 bytes, else in the head's first 64 KiB),
+	// and windows-1252 is assumed when nothing is declared.
 	ContentType string
 	// MaxBytes caps the envelope's length. 0: DefaultMaxBytes. A longer
 	// envelope returns ErrTooLarge before any parsing.
@@ -91,7 +92,14 @@ func HTML(envelope []byte, pageURL *url.URL, opts *Options) (*Article, error) {
 func parse(envelope []byte, contentType string) (*html.Node, error) {
 	var r io.Reader = bytes.NewReader(envelope)
 	if !utf8.Valid(envelope) {
-		enc, _, _ := charset.DetermineEncoding(envelope, contentType)
+		enc, name, certain := charset.DetermineEncoding(envelope, contentType)
+		if !certain && name == "windows-1252" {
+			// Nothing in the first 1,024 bytes, or windows-1252 itself:
+			// look further into the head before taking the default.
+			if late := lateCharset(envelope); late != "" {
+				enc, _ = charset.Lookup(late)
+			}
+		}
 		r = enc.NewDecoder().Reader(r)
 	}
 	doc, err := html.Parse(r)

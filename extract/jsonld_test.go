@@ -33,6 +33,18 @@ func TestParseInstant(t *testing.T) {
 		{"19 Nov 2019", time.Date(2019, 11, 19, 0, 0, 0, 0, time.UTC), true},
 		{"19 Nov 2019 07:09 GMT", time.Date(2019, 11, 19, 7, 9, 0, 0, time.UTC), false},
 		{"Tue Nov 19 2019 03:05:46 GMT+0200", time.Date(2019, 11, 19, 3, 5, 46, 0, plus2), false},
+		// ISO 8601 basic date with an extended time, and unpadded dates.
+		{"20200414T00:38:07Z", time.Date(2020, 4, 14, 0, 38, 7, 0, time.UTC), false},
+		{"2022-1-26T10:00:00+01:00", time.Date(2022, 1, 26, 10, 0, 0, 0, time.FixedZone("", 3600)), false},
+		{"2022-01-6", time.Date(2022, 1, 6, 0, 0, 0, 0, time.UTC), true},
+		// A zone name whose offset is not in doubt.
+		{"Tue Jul 30 09:35:14 CEST 2019", time.Date(2019, 7, 30, 9, 35, 14, 0, plus2), false},
+		{"Tue Jul 30 09:35:14 PDT 2019", time.Date(2019, 7, 30, 9, 35, 14, 0, time.FixedZone("", -7*3600)), false},
+		// Dotted dates are day first.
+		{"30.07.2019", time.Date(2019, 7, 30, 0, 0, 0, 0, time.UTC), true},
+		{"1.2.2020", time.Date(2020, 2, 1, 0, 0, 0, 0, time.UTC), true},
+		{"31.02.2020", time.Time{}, false},
+		{"Tue Jul 30 09:35:14 IST 2019", time.Time{}, false},
 		// Which of day and month comes first is not stated.
 		{"01/02/2026", time.Time{}, false},
 		// No zone stated: the text is kept, no instant is made up.

@@ -120,64 +120,70 @@ func normalize(data []byte, base *url.URL, cfg parseConfig) (f *Feed, truncated 
 	orig := gf.OriginalFeed()
 	f.Items = make([]Item, 0, len(items))
 	for i, gi := range items {
-		if gi == nil {
-			continue
+		if gi != nil {
+			f.Items = append(f.Items, normalizeItem(gi, orig, i, base, cfg, f.Language))
 		}
-		it := Item{GUID: clean(gi.GUID), Link: cfg.links.link(base, gi.Link)}
-		it.Published = date(gi.PublishedParsed)
-		it.Updated = date(gi.UpdatedParsed)
-		switch o := orig.(type) {
-		case *rss.Feed:
-			if i < len(o.Items) && o.Items[i] != nil {
-				ri := o.Items[i]
-				if it.Link == "" && ri.GUID != nil && !strings.EqualFold(strings.TrimSpace(ri.GUID.IsPermalink), "false") {
-					it.Link = cfg.links.link(base, ri.GUID.Value)
-				}
+	}
+	return f, truncated, nil
+}
+
+// normalizeItem normalises the feed's i-th item gi; orig is the feed as its
+// format's parser read it, lang the feed's language.
+func normalizeItem(gi *gofeed.Item, orig any, i int, base *url.URL, cfg parseConfig, lang string) Item {
+	it := Item{GUID: clean(gi.GUID), Link: cfg.links.link(base, gi.Link)}
+	it.Published = date(gi.PublishedParsed)
+	it.Updated = date(gi.UpdatedParsed)
+	switch o := orig.(type) {
+	case *rss.Feed:
+		if i < len(o.Items) && o.Items[i] != nil {
+			ri := o.Items[i]
+			if it.Link == "" && ri.GUID != nil && !strings.EqualFold(strings.TrimSpace(ri.GUID.IsPermalink), "false") {
+				it.Link = cfg.links.link(base, ri.GUID.Value)
 			}
-		case *atom.Feed:
-			// gofeed fills a missing Atom <published> with <updated>: copy
-			// only what the entry says (never invented).
-			if i < len(o.Entries) && o.Entries[i] != nil {
-				it.Published = date(o.Entries[i].PublishedParsed)
-				if it.Link == "" {
-					for _, l := range o.Entries[i].Links {
-						if l != nil && l.Rel == "" {
-							it.Link = cfg.links.link(base, l.Href)
-							break
-						}
+		}
+	case *atom.Feed:
+		// gofeed fills a missing Atom <published> with <updated>: copy
+		// only what the entry says (never invented).
+		if i < len(o.Entries) && o.Entries[i] != nil {
+			it.Published = date(o.Entries[i].PublishedParsed)
+			if it.Link == "" {
+				for _, l := range o.Entries[i].Links {
+					if l != nil && l.Rel == "" {
+						it.Link = cfg.links.link(base, l.Href)
+						break
 					}
 				}
 			}
 		}
-		it.ID = it.GUID
-		if id := CMSID(it.GUID); id != "" {
-			it.ID = id
-		}
-		if !cfg.refsOnly {
-			it.Title = clean(gi.Title)
-			it.Description = clean(gi.Description)
-			for _, a := range gi.Authors {
-				if a != nil && (a.Name != "" || a.Email != "") {
-					it.Authors = append(it.Authors, Author{Name: clean(a.Name), Email: clean(a.Email)})
-				}
-			}
-			for _, c := range gi.Categories {
-				if c = clean(c); c != "" {
-					it.Categories = append(it.Categories, c)
-				}
-			}
-			it.Language = f.Language
-			if gi.DublinCoreExt != nil && len(gi.DublinCoreExt.Language) > 0 && clean(gi.DublinCoreExt.Language[0]) != "" {
-				it.Language = clean(gi.DublinCoreExt.Language[0])
-			}
-			img, credit := shareImage(gi, orig, i)
-			if it.Image = cfg.links.link(base, img); it.Image != "" {
-				it.ImageCredit = clean(credit)
-			}
-		}
-		f.Items = append(f.Items, it)
 	}
-	return f, truncated, nil
+	it.ID = it.GUID
+	if id := CMSID(it.GUID); id != "" {
+		it.ID = id
+	}
+	if cfg.refsOnly {
+		return it
+	}
+	it.Title = clean(gi.Title)
+	it.Description = clean(gi.Description)
+	for _, a := range gi.Authors {
+		if a != nil && (a.Name != "" || a.Email != "") {
+			it.Authors = append(it.Authors, Author{Name: clean(a.Name), Email: clean(a.Email)})
+		}
+	}
+	for _, c := range gi.Categories {
+		if c = clean(c); c != "" {
+			it.Categories = append(it.Categories, c)
+		}
+	}
+	it.Language = lang
+	if gi.DublinCoreExt != nil && len(gi.DublinCoreExt.Language) > 0 && clean(gi.DublinCoreExt.Language[0]) != "" {
+		it.Language = clean(gi.DublinCoreExt.Language[0])
+	}
+	img, credit := shareImage(gi, orig, i)
+	if it.Image = cfg.links.link(base, img); it.Image != "" {
+		it.ImageCredit = clean(credit)
+	}
+	return it
 }
 
 // declaresUTF8 reports whether an XML document's declaration names UTF-8

@@ -240,14 +240,7 @@ func parseSitemap(data []byte, base *url.URL, links linkCleaner, maxURLs int) (*
 		}
 		return nil, fmt.Errorf("unsupported charset %q", label)
 	}
-	var (
-		d     sitemapDoc
-		stack []xml.Name
-		cur   *sitemapEntry
-		text  strings.Builder
-		count int
-		root  bool
-	)
+	p := &sitemapParser{base: base, links: links, maxURLs: maxURLs}
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -258,64 +251,95 @@ func parseSitemap(data []byte, base *url.URL, links linkCleaner, maxURLs int) (*
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if len(stack) >= maxXMLDepth {
-				return nil, errors.New("elements nested too deep")
-			}
-			switch len(stack) {
-			case 0:
-				root = true
-				switch t.Name.Local {
-				case "urlset":
-				case "sitemapindex":
-					d.index = true
-				default:
-					return nil, fmt.Errorf("root element <%s> is not a sitemap", t.Name.Local)
-				}
-			case 1:
-				if (!d.index && t.Name.Local == "url") || (d.index && t.Name.Local == "sitemap") {
-					if count++; count > maxURLs {
-						return nil, fmt.Errorf("more than %d entries: %w", maxURLs, ErrTooMany)
-					}
-					cur = &sitemapEntry{}
-				}
-			}
-			stack = append(stack, t.Name)
-			text.Reset()
+			err = p.start(t)
 		case xml.CharData:
-			if text.Len() < 8<<10 {
-				text.Write(t)
+			if p.text.Len() < 8<<10 {
+				p.text.Write(t)
 			}
 		case xml.EndElement:
-			if len(stack) == 0 {
-				return nil, errors.New("unbalanced end element")
-			}
-			name := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if cur == nil {
-				continue
-			}
-			val := strings.TrimSpace(text.String())
-			switch {
-			case len(stack) == 1: // the entry itself ends
-				if loc := links.link(base, cur.loc); loc != "" {
-					cur.loc = loc
-					d.entries = append(d.entries, *cur)
-				}
-				cur = nil
-			case len(stack) == 2 && name.Local == "loc":
-				cur.loc = val
-			case len(stack) == 2 && name.Local == "lastmod":
-				cur.lastmod = w3cDate(val)
-			case name.Local == "publication_date" && (name.Space == newsNS || stack[len(stack)-1].Local == "news"):
-				cur.published = w3cDate(val)
-			}
-			text.Reset()
+			err = p.end()
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if !root || len(stack) != 0 {
+	if !p.root || len(p.stack) != 0 {
 		return nil, errors.New("truncated document")
 	}
-	return &d, nil
+	return &p.d, nil
+}
+
+// sitemapParser is the state of one XML sitemap's parse.
+type sitemapParser struct {
+	base    *url.URL
+	links   linkCleaner
+	maxURLs int
+
+	d     sitemapDoc
+	stack []xml.Name
+	cur   *sitemapEntry // the entry being read, if any
+	text  strings.Builder
+	count int
+	root  bool
+}
+
+// start opens element t: the root says which kind of sitemap it is, and an
+// entry at depth one starts one.
+func (p *sitemapParser) start(t xml.StartElement) error {
+	if len(p.stack) >= maxXMLDepth {
+		return errors.New("elements nested too deep")
+	}
+	switch len(p.stack) {
+	case 0:
+		p.root = true
+		switch t.Name.Local {
+		case "urlset":
+		case "sitemapindex":
+			p.d.index = true
+		default:
+			return fmt.Errorf("root element <%s> is not a sitemap", t.Name.Local)
+		}
+	case 1:
+		if (!p.d.index && t.Name.Local == "url") || (p.d.index && t.Name.Local == "sitemap") {
+			if p.count++; p.count > p.maxURLs {
+				return fmt.Errorf("more than %d entries: %w", p.maxURLs, ErrTooMany)
+			}
+			p.cur = &sitemapEntry{}
+		}
+	}
+	p.stack = append(p.stack, t.Name)
+	p.text.Reset()
+	return nil
+}
+
+// end closes the innermost element, recording what it held in the entry
+// being read, and the entry once it ends.
+func (p *sitemapParser) end() error {
+	if len(p.stack) == 0 {
+		return errors.New("unbalanced end element")
+	}
+	name := p.stack[len(p.stack)-1]
+	p.stack = p.stack[:len(p.stack)-1]
+	if p.cur == nil {
+		return nil
+	}
+	val := strings.TrimSpace(p.text.String())
+	switch {
+	case len(p.stack) == 1: // the entry itself ends
+		if loc := p.links.link(p.base, p.cur.loc); loc != "" {
+			p.cur.loc = loc
+			p.d.entries = append(p.d.entries, *p.cur)
+		}
+		p.cur = nil
+	case len(p.stack) == 2 && name.Local == "loc":
+		p.cur.loc = val
+	case len(p.stack) == 2 && name.Local == "lastmod":
+		p.cur.lastmod = w3cDate(val)
+	case name.Local == "publication_date" && (name.Space == newsNS || p.stack[len(p.stack)-1].Local == "news"):
+		p.cur.published = w3cDate(val)
+	}
+	p.text.Reset()
+	return nil
 }
 
 func parseTextSitemap(data []byte, base *url.URL, links linkCleaner, maxURLs int) (*sitemapDoc, error) {

@@ -40,17 +40,17 @@ func get(hc *http.Client, url string) (int, error) {
 func TestLayersAlone(t *testing.T) {
 	t.Parallel()
 
-	t.Run("Pacer", func(t *testing.T) {
+	t.Run("pacer", func(t *testing.T) {
 		// Eight goroutines, one host: starts an interval apart, one in
 		// flight, over connections net/http dials, reuses and closes itself
-		// (the Pacer learns each moment from net/http's trace hooks).
+		// (the pacer learns each moment from net/http's trace hooks).
 		t.Parallel()
 		web := politetest.NewWeb(t)
 		s := web.Site("pacer-alone.example")
 		tr := web.Transport()
 		defer tr.CloseIdleConnections()
 		const interval = 50 * time.Millisecond
-		hc := &http.Client{Transport: &Pacer{Interval: interval, Next: tr}}
+		hc := &http.Client{Transport: &pacer{Interval: interval, Next: tr}}
 		var paths []string
 		for range 8 {
 			paths = append(paths, s.AddArticle(politetest.Article{}).Path)
@@ -76,7 +76,7 @@ func TestLayersAlone(t *testing.T) {
 	t.Run("PacerOverOwnTLSDialer", func(t *testing.T) {
 		// A transport that makes its TLS connections itself, and hides
 		// them from net/http, reports a connect but no handshake: the
-		// Pacer must not keep the turn held for a handshake it never hears
+		// pacer must not keep the turn held for a handshake it never hears
 		// of.
 		t.Parallel()
 		web := politetest.NewWeb(t)
@@ -95,7 +95,7 @@ func TestLayersAlone(t *testing.T) {
 			return struct{ net.Conn }{conn}, nil // not a *tls.Conn: net/http reports no handshake either
 		}, DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
-		hc := &http.Client{Transport: &Pacer{Interval: time.Millisecond, Next: tr}, Timeout: 10 * time.Second}
+		hc := &http.Client{Transport: &pacer{Interval: time.Millisecond, Next: tr}, Timeout: 10 * time.Second}
 		for range 3 {
 			a := s.AddArticle(politetest.Article{})
 			if st, err := get(hc, s.URL(a.Path)); err != nil || st != 200 {
@@ -104,8 +104,8 @@ func TestLayersAlone(t *testing.T) {
 		}
 	})
 
-	t.Run("RobotsGate", func(t *testing.T) {
-		// robots.txt is read once, through the RobotsChecker's own
+	t.Run("robotsGate", func(t *testing.T) {
+		// robots.txt is read once, through the robotsChecker's own
 		// transport; a disallowed URL is refused with nothing sent.
 		t.Parallel()
 		web := politetest.NewWeb(t)
@@ -114,7 +114,7 @@ func TestLayersAlone(t *testing.T) {
 		a := s.AddArticle(politetest.Article{})
 		tr := web.Transport()
 		defer tr.CloseIdleConnections()
-		hc := &http.Client{Transport: &RobotsGate{Robots: &robots.Cache{Transport: tr, UserAgent: "AloneBot"}, Next: tr}}
+		hc := &http.Client{Transport: &robotsGate{Robots: &robots.Cache{Transport: tr, UserAgent: "AloneBot"}, Next: tr}}
 		if st, err := get(hc, s.URL(a.Path)); err != nil || st != 200 {
 			t.Fatalf("allowed page: %d, %v", st, err)
 		}
@@ -154,7 +154,7 @@ func TestLayersAlone(t *testing.T) {
 		}
 	})
 
-	t.Run("Conditional", func(t *testing.T) {
+	t.Run("conditional", func(t *testing.T) {
 		// A feed read twice: the second GET carries the first's
 		// validators and is answered 304.
 		t.Parallel()
@@ -163,7 +163,7 @@ func TestLayersAlone(t *testing.T) {
 		s.AddArticle(politetest.Article{})
 		tr := web.Transport()
 		defer tr.CloseIdleConnections()
-		hc := &http.Client{Transport: &Conditional{Next: tr}}
+		hc := &http.Client{Transport: &conditional{Next: tr}}
 		for i, want := range []int{http.StatusOK, http.StatusNotModified} {
 			if st, err := get(hc, s.URL("/feed.xml")); err != nil || st != want {
 				t.Fatalf("read %d of the feed: %d, %v; want %d", i+1, st, err, want)
@@ -171,7 +171,7 @@ func TestLayersAlone(t *testing.T) {
 		}
 	})
 
-	t.Run("LedgerGate", func(t *testing.T) {
+	t.Run("ledgerGate", func(t *testing.T) {
 		// A 429 with Retry-After comes back as a 429; the host's next
 		// request is refused with its cool-down's end, and not sent.
 		t.Parallel()
@@ -182,7 +182,7 @@ func TestLayersAlone(t *testing.T) {
 		s.Misbehave(a.Path, politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: time.Hour})
 		tr := web.Transport()
 		defer tr.CloseIdleConnections()
-		hc := &http.Client{Transport: &LedgerGate{Ledger: &backoff.Ledger{Policy: backoff.Digest()}, Next: tr}}
+		hc := &http.Client{Transport: &ledgerGate{Ledger: &backoff.Ledger{Policy: backoff.Digest()}, Next: tr}}
 		if st, err := get(hc, s.URL(a.Path)); err != nil || st != http.StatusTooManyRequests {
 			t.Fatalf("refused page: %d, %v; want the 429 as a response", st, err)
 		}

@@ -330,13 +330,13 @@ func BenchmarkIdleHostMemory(b *testing.B) {
 			return resp, nil
 		})
 		ledger := &backoff.Ledger{Policy: backoff.Digest()}
-		pacer := &Pacer{Interval: 20 * time.Millisecond}
+		pacer := &pacer{Interval: 20 * time.Millisecond}
 		store := &MemoryStore{Max: hosts}
-		below := &Identity{UserAgent: "BenchBot/1 (+https://b.example)", Next: &Conditional{Store: store, Next: far}}
+		below := &Identity{UserAgent: "BenchBot/1 (+https://b.example)", Next: &conditional{Store: store, Next: far}}
 		rstore := &robots.MemoryStore{MaxEntries: hosts}
-		cache := &robots.Cache{Transport: &LedgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}},
+		cache := &robots.Cache{Transport: &ledgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}},
 			UserAgent: "BenchBot", Store: rstore}
-		chain := &RobotsGate{Robots: cache, Next: &LedgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}}}
+		chain := &robotsGate{Robots: cache, Next: &ledgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}}}
 		var m0, m1, m2 runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&m0)

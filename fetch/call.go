@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/hostkey"
@@ -16,12 +17,17 @@ import (
 // (admission and CheckRedirect read the source and kind, the ledger gate the
 // kind, the identity layer the source, accept and referer); and three things
 // the layers write, each by one writer and each documented where it is kept:
-// the recorder (the Pacer adds its waits, the hop recorder each hop), the
-// turn of the hop in flight (the Pacer's, reported to by the layers below it:
+// the recorder (the pacer adds its waits, the hop recorder each hop), the
+// turn of the hop in flight (the pacer's, reported to by the layers below it:
 // see turn), and the memo of the last host key computed. A layer used alone,
 // without a Get, finds no callInfo and uses its defaults. No layer reads
 // another layer's state through it.
 type callInfo struct {
+	// Context is the caller's: withCall makes the call the context the
+	// layers see (its Value answers for the call, and for the rest asks
+	// the caller's), one allocation for both.
+	context.Context
+
 	kind          Kind
 	source        *Source   // resolved admitted hosts, params and credential
 	referer       string    // for images: their article page
@@ -30,12 +36,20 @@ type callInfo struct {
 	unconditional bool      // no validators sent or kept (Unconditional)
 	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)
 	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
-	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the Pacer
+	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the pacer
 
 	url       *url.URL // the Get's first request URL, and its String()
 	urlString string
 
 	recorder recorder
+	result   *resultRecord // a Get's Result, made with the call; nil for the other calls
+
+	// The first hop's pacing turn and trace, made with the call: a later
+	// hop (a redirect) makes its own.
+	body0     releaseBody
+	body0Used atomic.Bool
+	trace0    hopTrace
+	trace0Use atomic.Bool
 
 	keyMu   sync.Mutex
 	keyHost string // the URL host of the last key computed, and its key
@@ -66,8 +80,43 @@ func hostKey(ctx context.Context, u *url.URL) (string, error) {
 
 type callKey struct{}
 
+// withCall returns the context of c over ctx (c itself: see callInfo's
+// Context). It is called once per call.
 func withCall(ctx context.Context, c *callInfo) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
+	c.Context = ctx
+	return c
+}
+
+// Value returns the call for callKey, else the caller context's value.
+func (c *callInfo) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// firstBody returns the first hop's releaseBody, once; nil afterwards.
+func (c *callInfo) firstBody() *releaseBody {
+	if c.body0Used.CompareAndSwap(false, true) {
+		return &c.body0
+	}
+	return nil
+}
+
+// firstTrace returns the first hop's hopTrace, once; nil afterwards.
+func (c *callInfo) firstTrace() *hopTrace {
+	if c.trace0Use.CompareAndSwap(false, true) {
+		return &c.trace0
+	}
+	return nil
+}
+
+// resultRecord is a Get's Result with its proof and the room for its first
+// hop, one allocation; it is made with the call, and holds nothing of it.
+type resultRecord struct {
+	res   Result
+	proof provenance.Proof
+	hop0  [1]provenance.Hop
 }
 
 func callFrom(ctx context.Context) *callInfo {
@@ -86,6 +135,7 @@ func recorderFrom(ctx context.Context) *recorder {
 type recorder struct {
 	mu   sync.Mutex
 	hops []provenance.Hop
+	room []provenance.Hop // where the first hops go (a resultRecord's), if set
 	t    Timings
 }
 
@@ -97,6 +147,9 @@ func (r *recorder) addWait(d time.Duration) {
 
 func (r *recorder) addHop(h provenance.Hop, t Timings) {
 	r.mu.Lock()
+	if r.hops == nil {
+		r.hops = r.room
+	}
 	r.hops = append(r.hops, h)
 	r.t.DNS += t.DNS
 	r.t.Connect += t.Connect

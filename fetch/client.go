@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -14,35 +16,37 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
-	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/clock"
+	iclock "github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/decode"
+	"github.com/politefetch/politefetch/internal/redirect"
 	"github.com/politefetch/politefetch/internal/tracking"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/robots"
 )
 
 // Client is the politeness chain assembled from a [Policy]: URL policy, redirect
-// policy, then for every hop the robots gate, the ledger gate, the pacer, the
-// identity layer and the validators over an SSRF-checking base transport, and a
-// bounded, decoded body with its proof of fetch.
+// policy, then for every hop the layers (in the order the package doc states)
+// over an SSRF-checking base transport, and a bounded, decoded body with its
+// proof of fetch.
 //
 // Build one with [New]. A Client is safe for concurrent use by any number of
-// goroutines, and politeness holds across all of them. Close releases its idle
-// connections; the Client owns no other goroutine.
+// goroutines, and politeness holds across all of them. Its goroutines are the
+// waits of requests in flight (and of requests given up after they were
+// written, for their answer grace); Close ends them and its idle connections.
 type Client struct {
 	policy      Policy
 	clock       clock.Clock
 	clockOpt    clock.Clock // the clock given to New, nil for real time
 	logger      *slog.Logger
 	base        *http.Transport
-	pacer       *Pacer
+	pacer       *pacer
 	ledger      *backoff.Ledger
 	ledgerStore backoff.Store // the ledger's, read by Explain
 	robots      *robots.Cache
-	validators  *Conditional
+	validators  *conditional
 	chain       http.RoundTripper // for Get and the Doers: with validators
 	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
-	hc          *http.Client      // over chain
 	plainHC     *http.Client      // over plain
 	src         *Source           // the policy's source, shared read-only by every Get without its own
 }
@@ -53,7 +57,7 @@ type Option func(*options)
 type options struct {
 	clock       clock.Clock
 	resolver    Resolver
-	dial        DialFunc
+	dial        dialFunc
 	roots       *x509.CertPool
 	allow       []netip.Prefix
 	logger      *slog.Logger
@@ -67,9 +71,9 @@ type options struct {
 }
 
 // WithClock sets the one clock of the chain: the pacer's, the ledger's, the
-// robots cache's, and every instant a proof records. Any [Clock] will do (tests
-// use a manual one). Default: real time.
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+// robots cache's, and every instant a proof records. Any [clock.Clock] will
+// do (tests use a [clock.Manual]). Default: real time.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithResolver sets the DNS resolver under the Client's DNS cache. Default:
 // the system resolver.
@@ -81,7 +85,9 @@ func WithDNSTTL(d time.Duration) Option { return func(o *options) { o.dnsTTL = d
 // WithDial sets the function that connects to an "ip:port" once the address has
 // been checked; the address is checked again on the connection made. Default: a
 // net.Dialer.
-func WithDial(d DialFunc) Option { return func(o *options) { o.dial = d } }
+func WithDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(o *options) { o.dial = d }
+}
 
 // WithRootCAs sets the roots TLS chains are verified against. Default: the
 // system's.
@@ -134,7 +140,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{policy: p, clock: clock.Or(o.clock), clockOpt: o.clock, logger: logger}
+	c := &Client{policy: p, clock: iclock.Or(o.clock), clockOpt: o.clock, logger: logger}
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
 		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
@@ -147,12 +153,13 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		c.ledgerStore = &backoff.MemoryStore{}
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
-	c.pacer = &Pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer = &pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
 	// never the robots gate.
-	robotsRT := &robotsCall{next: c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: o.clock,
+	robotsRT := &robotsCall{next: c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: o.clock,
 		Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
@@ -166,14 +173,14 @@ func New(p Policy, opts ...Option) (*Client, error) {
 
 	var below http.RoundTripper = bottom
 	if !p.NoConditional {
-		c.validators = &Conditional{Store: o.store, Next: bottom}
+		c.validators = &conditional{Store: o.store, Next: bottom}
 		below = c.validators
 	}
 	c.chain = c.stack(ua, below)
 	c.plain = c.stack(ua, bottom)
-	// Get and the Doers bound each call with its own context deadline; the
-	// client HTTPClient hands out carries the same bound as http.Client.Timeout.
-	c.hc = &http.Client{Transport: c.chain, CheckRedirect: c.checkRedirect}
+	// Get and the Doers follow redirects themselves (follow) and bound each
+	// call with its own context deadline; the client HTTPClient hands out
+	// carries the same bound as http.Client.Timeout.
 	c.plainHC = &http.Client{Transport: c.plain, CheckRedirect: c.checkRedirect}
 	return c, nil
 }
@@ -181,20 +188,20 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // stack returns the layers of a request over below: admission, robots gate,
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
-	core := c.pacerOver(&LedgerGate{Ledger: c.ledger, Clock: c.clockOpt,
+	core := c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: c.clockOpt,
 		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
-	return &admission{c: c, next: &RobotsGate{Robots: c.robots, Next: core}}
+	return &admission{c: c, next: &robotsGate{Robots: c.robots, Next: core}}
 }
 
-// pacerOver returns a Pacer layer sharing the Client's pacing state over next.
+// pacerOver returns a pacer layer sharing the Client's pacing state over next.
 func (c *Client) pacerOver(next http.RoundTripper) http.RoundTripper {
 	return &sharedPacer{p: c.pacer, next: next}
 }
 
-// sharedPacer runs one Pacer's pacing over another next layer, so the robots.txt
+// sharedPacer runs one pacer's pacing over another next layer, so the robots.txt
 // path and the main path share one budget per host.
 type sharedPacer struct {
-	p    *Pacer
+	p    *pacer
 	next http.RoundTripper
 }
 
@@ -220,7 +227,7 @@ func (r *robotsCall) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // notSent reports whether a request that failed with err never left the
 // process: a layer of ours refused it (a *RefusedError: cool-down,
-// suspension, blocked address; nothing was sent), or the Pacer granted it no
+// suspension, blocked address; nothing was sent), or the pacer granted it no
 // turn (its wait ended, the Schedule failed), or its turn saw nothing reach
 // the host (no dial begun, no connection handed over, nothing written). A
 // failure after any of those is the network's or the server's.
@@ -229,7 +236,7 @@ func notSent(call *callInfo, err error) bool {
 	if errors.As(err, &re) {
 		return true
 	}
-	t := call.turn // set by the Pacer on this goroutine, before RoundTrip returned
+	t := call.turn // set by the pacer on this goroutine, before RoundTrip returned
 	if t == nil {
 		return true
 	}
@@ -305,8 +312,8 @@ func (c *Client) source(call *callInfo) *Source {
 }
 
 // Transport returns the chain as an [http.RoundTripper], for a caller's own
-// [http.Client]: robots gate, ledger gate, pacer, identity and base transport,
-// refusing non-https URLs and hosts the policy does not admit, with the
+// [http.Client]: the layers of the package doc but the validators, over the
+// base transport, refusing non-https URLs and hosts the policy does not admit, with the
 // caller's requests checked as [Client.HTTPClient] says. It does not follow
 // redirects by itself, strip tracking parameters or make requests
 // conditional: use [Client.HTTPClient], [Client.Doer] or [Client.Get].
@@ -334,6 +341,10 @@ func (c *Client) Transport() http.RoundTripper { return c.plain }
 //     would change what the request means, so the request is refused with a
 //     *[RequestError] (ErrUnsupportedHeader) naming it: a credential goes in
 //     [Policy.Credential] or a [Source];
+//   - the caller must read every response body to its end or close it, as
+//     http.Client requires anyway: until then it holds its host's turn, and
+//     the host's next request waits (its error, and [Client.Explain], say
+//     that a response body from the host is still open, and since when);
 //   - the body is the server's, with its content-codings as sent (the chain
 //     asks for identity, so a polite server sends none), and a refusal the
 //     chain makes is a *[RefusedError] wrapped in the *url.Error that
@@ -344,32 +355,16 @@ func (c *Client) HTTPClient() *http.Client {
 	return &hc
 }
 
-// Close closes the idle connections. The Client must not be used afterwards.
+// Close ends what the Client still does in the background and closes its
+// idle connections. The requests a caller gave up on after they were written
+// (awaited for their answer grace, see the package doc) are hung up on, and
+// the bodies still open are ended; Close waits for the goroutines that
+// awaited them, a few seconds at most. The Client must not be used
+// afterwards.
 func (c *Client) Close() error {
+	c.pacer.close()
 	c.base.CloseIdleConnections()
 	return nil
-}
-
-// GetOption sets one Get's particulars.
-type GetOption func(*callInfo)
-
-// AsKind says what the Get is for (default KindArticle).
-func AsKind(k Kind) GetOption { return func(c *callInfo) { c.kind = k } }
-
-// WithReferer sends page as the Referer (an image's article page). It is sent
-// on every hop of this Get, and by nothing else.
-func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer = page } }
-
-// WithAccept replaces the policy's Accept header for this Get.
-func WithAccept(accept string) GetOption { return func(c *callInfo) { c.accept = accept } }
-
-// WithSource applies a source's admitted hosts, declared parameters and
-// credential to this Get instead of the policy's. The option may be used by
-// any number of Gets at once: s is copied and read only.
-func WithSource(s Source) GetOption {
-	s.Admitted = normalizeList(s.Admitted)
-	s.Credential.Hosts = normalizeList(s.Credential.Hosts)
-	return func(c *callInfo) { c.source = &s }
 }
 
 // Get reads rawURL politely: tracking parameters stripped, redirects followed
@@ -379,9 +374,19 @@ func WithSource(s Source) GetOption {
 // be read in full within bounds, Get returns the Result (Body nil, Depositable
 // saying why) together with that same error. Other errors (DNS, TLS, time-outs)
 // return a nil Result.
+//
+// Get reads and closes every body itself. A response body that another
+// reader of the Client holds open (through [Client.HTTPClient] or
+// [Client.Transport]) holds its host's turn until it is read to its end or
+// closed: a Get to that host waits for it, and if its deadline comes first
+// its error (matching ErrPacingDeadline) says that a response body from the
+// host is still open, and since when; so does [Client.Explain]
+// (Explanation.BodyOpenSince).
 func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
+	call.result = new(resultRecord)
+	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -392,7 +397,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		return nil, err
 	}
 	defer cancel()
-	resp, err := c.send(c.hc, req)
+	resp, err := c.follow(req)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +405,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res := newResult(call, resp)
 	if res.NotModified {
 		drain(resp.Body)
-	} else if body, err := c.readBody(resp); err != nil {
+	} else if body, err := c.readBody(req.Context(), resp); err != nil {
 		res.bodyErr = err
 	} else {
 		res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
@@ -409,7 +414,8 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	res.Hops, res.Timings = call.rec.take()
 	res.Timings.Total = time.Since(start)
 	if res.bodyErr == nil && !res.NotModified {
-		res.Proof = proofOf(res, readAt)
+		res.Proof = &call.result.proof
+		*res.Proof = proofOf(res, readAt)
 	}
 	c.logger.LogAttrs(req.Context(), slog.LevelDebug, "fetched", slog.String("url", res.FinalURL), slog.Int("status", res.Status),
 		slog.Int64("wire", res.Wire), slog.Duration("total", res.Timings.Total))
@@ -476,25 +482,56 @@ func (c *Client) requestURL(ctx context.Context, call *callInfo, u *url.URL) err
 
 func noCancel() {}
 
-// send sends req through hc and returns the response, or the error without
-// http.Client's *url.Error around it (the error names the URL itself).
-func (c *Client) send(hc *http.Client, req *http.Request) (*http.Response, error) {
-	resp, err := hc.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+// follow sends req through the chain and follows its redirects as an
+// http.Client would for a GET or a HEAD without a body (301, 302, 303, 307
+// and 308 with a Location; the same method; the first request's header),
+// each hop admitted by checkRedirect first. It is an http.Client's loop
+// without what the chain never uses (bodies, cookies, its own time-out),
+// and returns the chain's error as is (no *url.Error around it: the error
+// names the URL itself).
+func (c *Client) follow(req *http.Request) (*http.Response, error) {
+	first := req
+	var via []*http.Request
+	for {
+		resp, err := c.chain.RoundTrip(req)
+		if err != nil {
+			c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", req.URL.Redacted()), slog.String("err", err.Error()))
+			return nil, err
 		}
-		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", req.URL.Redacted()), slog.String("err", err.Error()))
-		return nil, err
+		loc := resp.Header.Get("Location")
+		if !redirect.Is(resp.StatusCode) || loc == "" {
+			return resp, nil
+		}
+		u, err := req.URL.Parse(loc)
+		if err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("fetch: failed to parse Location header %q: %v", loc, err)
+		}
+		via = append(via, req)
+		next := (&http.Request{
+			Method: first.Method, URL: u, Header: first.Header.Clone(), Response: resp,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		}).WithContext(first.Context())
+		if next.Header == nil {
+			next.Header = make(http.Header)
+		}
+		err = c.checkRedirect(next, via)
+		drain(resp.Body) // a little, so that the connection may be reused
+		resp.Body.Close()
+		if err != nil {
+			c.logger.LogAttrs(req.Context(), slog.LevelInfo, "fetch refused or failed", slog.String("url", u.Redacted()), slog.String("err", err.Error()))
+			return nil, err
+		}
+		req = next
 	}
-	return resp, nil
 }
 
 // readBody reads resp's body in full within the policy's caps and removes its
-// content-codings; the error matches this package's body sentinels.
-func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
-	body, err := decode.ReadContext(resp.Request.Context(), resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
+// content-codings; the error matches this package's body sentinels, and
+// ctx's error when ctx (the call's: the caller's and the policy's bound)
+// ended the read.
+func (c *Client) readBody(ctx context.Context, resp *http.Response) (*decode.Body, error) {
+	body, err := decode.ReadContext(ctx, resp.Body, resp.ContentLength, resp.Header.Values("Content-Encoding"),
 		c.bodyLimits(resp))
 	if err != nil {
 		return nil, bodyError(err)
@@ -505,7 +542,13 @@ func (c *Client) readBody(resp *http.Response) (*decode.Body, error) {
 // newResult returns the Result of resp, the answer to call, before its body
 // is read.
 func newResult(call *callInfo, resp *http.Response) *Result {
-	res := &Result{
+	var res *Result
+	if call.result != nil {
+		res = &call.result.res
+	} else {
+		res = new(Result)
+	}
+	*res = Result{
 		URL:         call.urlString,
 		FinalURL:    call.urlString,
 		Status:      resp.StatusCode,
@@ -520,12 +563,12 @@ func newResult(call *callInfo, resp *http.Response) *Result {
 }
 
 // proofOf returns the proof of fetch of a complete res read at readAt.
-func proofOf(res *Result, readAt time.Time) *provenance.Proof {
+func proofOf(res *Result, readAt time.Time) provenance.Proof {
 	removed := res.CodingsRemoved
 	if removed == nil {
 		removed = []string{}
 	}
-	return &provenance.Proof{
+	return provenance.Proof{
 		Schema:         provenance.Schema,
 		RequestedURL:   res.URL,
 		FinalURL:       res.FinalURL,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/clock"
 	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/provenance"
 )
@@ -29,7 +30,7 @@ func TestClock_OneClockInTheProof(t *testing.T) {
 			web := politetest.NewWeb(t)
 			site := web.Site("clock.example")
 			a := site.AddArticle(politetest.Article{})
-			var clk Clock = offsetClock{off}
+			var clk clock.Clock = offsetClock{off}
 			c := newClient(t, web, testPolicy(Vault(), 5*time.Millisecond), WithClock(clk))
 			before := clk.Now()
 			res, err := c.Get(context.Background(), site.URL(a.Path))

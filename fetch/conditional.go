@@ -25,15 +25,15 @@ type ValidatorStore interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// DefaultMaxValidators bounds a zero MemoryStore.
-const DefaultMaxValidators = 100_000
+// defaultMaxValidators bounds a zero MemoryStore.
+const defaultMaxValidators = 100_000
 
 // MemoryStore is a [ValidatorStore] in memory, bounded to Max entries: past that, an
 // arbitrary entry is forgotten for each new one (a forgotten validator only costs
-// one unconditional GET). The zero value is ready to use with DefaultMaxValidators.
+// one unconditional GET). The zero value is ready to use with defaultMaxValidators.
 // It is safe for concurrent use.
 type MemoryStore struct {
-	Max int // 0: DefaultMaxValidators
+	Max int // 0: defaultMaxValidators
 
 	mu sync.Mutex
 	m  map[string]Validator
@@ -56,7 +56,7 @@ func (s *MemoryStore) Put(_ context.Context, key string, v Validator) error {
 	}
 	limit := s.Max
 	if limit <= 0 {
-		limit = DefaultMaxValidators
+		limit = defaultMaxValidators
 	}
 	if _, ok := s.m[key]; !ok {
 		for k := range s.m {
@@ -85,7 +85,7 @@ func (s *MemoryStore) Len() int {
 	return len(s.m)
 }
 
-// Conditional is the conditional-GET layer: a GET for a URL with validators in
+// conditional is the conditional-GET layer: a GET for a URL with validators in
 // the ValidatorStore goes out with If-None-Match and If-Modified-Since, so an unchanged
 // resource answers 304 with no body. A 200's ETag and Last-Modified are kept only
 // once its body has been read to EOF, so a truncated read never turns the next GET
@@ -99,16 +99,16 @@ func (s *MemoryStore) Len() int {
 // leaves behind; under a [Client] it sits below the Identity layer and is used
 // by Get and the Doers only, never by HTTPClient.
 //
-// The zero Conditional keeps validators in a private [MemoryStore]. Set the
-// fields before the first RoundTrip; a Conditional is safe for concurrent use.
-type Conditional struct {
+// The zero conditional keeps validators in a private [MemoryStore]. Set the
+// fields before the first RoundTrip; a conditional is safe for concurrent use.
+type conditional struct {
 	Next  http.RoundTripper // nil: http.DefaultTransport
 	Store ValidatorStore    // nil: a MemoryStore made on first use
 
 	mem MemoryStore
 }
 
-func (v *Conditional) store() ValidatorStore {
+func (v *conditional) store() ValidatorStore {
 	if v.Store != nil {
 		return v.Store
 	}
@@ -131,7 +131,7 @@ func validatorKey(req *http.Request) string {
 // nothing the caller has. Nor is a Get with [Unconditional], for the same
 // reason. A Get with [DeferValidators] sends the validators kept but keeps
 // none of its 200's: its caller keeps them with [Client.SaveValidators].
-func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
+func (v *conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
 		return next(v.Next).RoundTrip(req)
 	}
@@ -173,7 +173,7 @@ func (v *Conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // lookup returns the validators kept for key; an empty key (nothing kept at all)
 // finds none.
-func (v *Conditional) lookup(ctx context.Context, st ValidatorStore, key string) (Validator, bool, error) {
+func (v *conditional) lookup(ctx context.Context, st ValidatorStore, key string) (Validator, bool, error) {
 	if key == "" {
 		return Validator{}, false, nil
 	}

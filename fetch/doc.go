@@ -36,13 +36,16 @@
 //  2. Redirect policy (http.Client.CheckRedirect): at most N hops, the same
 //     schemes, admitted hosts, no undeclared parameter added, no Referer or
 //     credential carried over.
-//  3. For every hop, the layers, each an [http.RoundTripper] also usable on its own:
-//     [RobotsGate] (robots.txt, fetched first through the layers below it),
-//     [Pacer] (start-to-start interval per host, in-flight limit, FIFO),
-//     [LedgerGate] (cool-downs and suspensions; every response observed),
-//     [Identity] (exactly User-Agent, Accept, Accept-Encoding: identity and the
-//     credential where admitted) and [Conditional] (conditional GET, for Get and
-//     the Doers only).
+//  3. For every hop, the layers, in this order (the one statement of it; the
+//     rest of the documentation refers here): the robots gate (robots.txt,
+//     fetched first through the layers below it, never through this gate),
+//     the pacer (start-to-start interval per host, in-flight limit, FIFO; the
+//     answer grace below), the ledger gate (cool-downs and suspensions, checked
+//     at the request's turn; every response observed), the identity layer
+//     (exactly User-Agent, Accept, Accept-Encoding: identity and the credential
+//     where admitted) and the validators (conditional GET, for Get and the
+//     Doers only). robots.txt requests go through the pacer, the ledger gate
+//     and the identity layer only.
 //  4. The base transport: no proxy, no compression of its own, a bounded number
 //     of connections per host, every address checked at connect time, TLS roots as
 //     configured; a connection idle for three of the policy's longest intervals
@@ -73,7 +76,7 @@
 // scheme's default ("example.com", "example.com:8443"). The request itself goes
 // out with that host, so what is paced is what is sent.
 //
-//   - Pacing ([Pacer], a shared [Schedule]): per host key, or per registrable
+//   - Pacing (the pacer, a shared [Schedule]): per host key, or per registrable
 //     domain (eTLD+1 of the host key, port dropped) when Policy.PerSite is set.
 //   - The refusal ledger (backoff.Ledger, backoff.Store): per host key without
 //     its port (a refusal from a host binds every port of it), or per
@@ -81,7 +84,7 @@
 //   - robots.txt (robots.Cache, robots.Store): per host key for https; a plain
 //     http site (Policy.AllowHTTP) has its own file, keyed "http://" and the
 //     host key, since RFC 9309 scopes robots.txt to scheme, host and port.
-//   - Validators ([Conditional], [ValidatorStore]): per URL, as requested (the
+//   - Validators (the validators layer, [ValidatorStore]): per URL, as requested (the
 //     host key, tracking parameters stripped, no fragment).
 //
 // [Client.Explain] reports the keys a URL maps to (Explanation.Host and Key).
@@ -90,12 +93,14 @@
 // ([WithSchedule]) it holds across processes too. fetchtest checks other
 // implementations of [ValidatorStore] and [Schedule].
 //
-// Time comes from one clock ([WithClock], any [Clock]): every instant the chain
-// records comes from it, and every wait ends with its context.
+// Time comes from one clock ([WithClock]: any Clock of package clock, whose
+// Manual clock tests use): every instant the chain records comes from it,
+// and every wait ends with its context.
 //
 // A caller who gives up (its context cancelled, its deadline passed) gets its
 // context's error at once. A request already written whose answer has not
-// begun is still awaited, for [Pacer.AnswerGrace], in the background: the
+// begun is still awaited, for five seconds at most, in the background: the
 // publisher's answer, a refusal above all, is observed and recorded, and the
 // host's turn is not given back before it comes. Nothing more is sent for it.
+// [Client.Close] ends those waits and awaits their goroutines.
 package fetch

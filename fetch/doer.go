@@ -73,7 +73,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	resp, err := c.send(c.hc, out)
+	resp, err := c.follow(out)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 		decoded.Header.Del("Content-Length")
 		return &decoded, nil
 	}
-	body, err := c.readBody(resp)
+	body, err := c.readBody(out.Context(), resp)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package fetch
 import (
 	"context"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
@@ -42,6 +44,71 @@ type Explanation struct {
 	// NextSlot is the earliest instant the pacer would let a request to Key
 	// start, by this Client's own record; zero when one could start at once.
 	NextSlot time.Time
+	// BodyOpenSince is when the oldest response body from Key that is
+	// still open was handed to its reader (through HTTPClient or
+	// Transport, typically): a body holds its host's turn until it is read
+	// to its end or closed, so a Get waits for it. Zero when none is open.
+	BodyOpenSince time.Time
+}
+
+// String says in a few lines what the Explanation says: the URL, whether a
+// Get would be sent now and, if not, why; robots.txt's deciding rule, the
+// ledger's state and the pacer's next slot; a body held open.
+func (e Explanation) String() string {
+	var b strings.Builder
+	b.WriteString(e.URL)
+	if e.Kind != KindArticle {
+		b.WriteString(" (" + e.Kind.String() + ")")
+	}
+	if e.Allowed {
+		b.WriteString(": allowed")
+	} else if e.Refusal != nil {
+		b.WriteString(": refused: " + e.Refusal.Error())
+	} else {
+		b.WriteString(": not allowed")
+	}
+	if e.Host != "" {
+		b.WriteString("\n  host " + e.Host)
+		if e.Key != e.Host {
+			b.WriteString(", paced and kept as " + e.Key)
+		}
+	}
+	if r := e.Robots; r.Site != "" || r.Group != "" || r.Rule != "" {
+		b.WriteString("\n  robots.txt: ")
+		switch {
+		case r.Rule != "":
+			b.WriteString(r.Rule + " (line " + strconv.Itoa(r.Line) + ")")
+		case r.Allowed:
+			b.WriteString("allowed, no rule matched")
+		default:
+			b.WriteString("disallowed")
+		}
+		if r.Group != "" {
+			b.WriteString(", group " + r.Group + " (line " + strconv.Itoa(r.AgentLine) + ")")
+		}
+		if r.Failure != "" {
+			b.WriteString(", fetch failed: " + r.Failure)
+		}
+		if !r.Expires.IsZero() {
+			b.WriteString(", stands until " + r.Expires.UTC().Format(time.RFC3339))
+		}
+	}
+	if e.CrawlDelay > 0 {
+		b.WriteString("\n  crawl-delay " + e.CrawlDelay.String())
+	}
+	if !e.Ledger.Allowed && !e.Ledger.Until.IsZero() {
+		b.WriteString("\n  ledger: " + e.Ledger.Reason.String() + " until " + e.Ledger.Until.UTC().Format(time.RFC3339))
+	}
+	if e.NextSlot.IsZero() {
+		b.WriteString("\n  next slot: now")
+	} else {
+		b.WriteString("\n  next slot: " + e.NextSlot.UTC().Format(time.RFC3339Nano))
+	}
+	if !e.BodyOpenSince.IsZero() {
+		b.WriteString("\n  a response body from this host is still open since " + e.BodyOpenSince.UTC().Format(time.RFC3339) +
+			": it holds the host's turn until it is closed")
+	}
+	return b.String()
 }
 
 // Explain says whether rawURL may be read now, as a Get with opts would read
@@ -117,6 +184,7 @@ func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOption) 
 		e.Refusal = re
 	}
 	e.NextSlot = c.pacer.NextStart(u)
+	e.BodyOpenSince = c.pacer.OpenSince(u)
 	e.Allowed = e.Refusal == nil
 	return e, nil
 }

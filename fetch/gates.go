@@ -15,8 +15,8 @@ import (
 	"github.com/politefetch/politefetch/robots"
 )
 
-// RobotsChecker is what [RobotsGate] consults; *robots.Cache satisfies it.
-type RobotsChecker interface {
+// robotsChecker is what robotsGate consults; *robots.Cache satisfies it.
+type robotsChecker interface {
 	// Allow returns nil when u may be fetched, else an error matching
 	// robots.ErrDisallowed, or the context's error, or one matching
 	// robots.ErrNotSent when robots.txt could not be asked for.
@@ -26,11 +26,11 @@ type RobotsChecker interface {
 	CrawlDelay(ctx context.Context, u *url.URL) (time.Duration, bool)
 }
 
-// RobotsGate is the layer that asks robots.txt before every request:
+// robotsGate is the layer that asks robots.txt before every request:
 // a refused URL gets a *[RefusedError] with Reason Robots and nothing is sent; an
-// allowed one goes on with the host's Crawl-delay handed to the [Pacer] below,
+// allowed one goes on with the host's Crawl-delay handed to the pacer below,
 // which lengthens the interval. The robots.txt fetch itself goes through the
-// chain the RobotsChecker was given, never through this gate. When that fetch
+// chain the robotsChecker was given, never through this gate. When that fetch
 // was not sent (robots.ErrNotSent), the request fails with that error and is
 // not sent either: the *RefusedError of the layer that refused robots.txt (a
 // cool-down, say), else the failure itself (the shared Schedule's error, a
@@ -38,21 +38,21 @@ type RobotsChecker interface {
 // robots.txt said nothing.
 //
 // What it reads from a request: its URL. What it adds: the host's Crawl-delay,
-// as a value in the request's context that only a Pacer below reads; the
+// as a value in the request's context that only a pacer below reads; the
 // request is otherwise passed on as it came.
 //
-// Robots is required: a RobotsGate without one refuses every request. Set the
-// fields before the first RoundTrip; a RobotsGate is safe for concurrent use.
-type RobotsGate struct {
+// Robots is required: a robotsGate without one refuses every request. Set the
+// fields before the first RoundTrip; a robotsGate is safe for concurrent use.
+type robotsGate struct {
 	Next   http.RoundTripper // nil: http.DefaultTransport
-	Robots RobotsChecker     // required
+	Robots robotsChecker     // required
 }
 
-// errNoRobots is returned by a RobotsGate without Robots.
-var errNoRobots = errors.New("fetch: RobotsGate has no RobotsChecker")
+// errNoRobots is returned by a robotsGate without Robots.
+var errNoRobots = errors.New("fetch: robotsGate has no robotsChecker")
 
 // RoundTrip checks req.URL against robots.txt, then passes req on.
-func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
+func (g *robotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if g.Robots == nil {
 		closeBody(req)
 		return nil, errNoRobots
@@ -77,8 +77,8 @@ func (g *RobotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // robotsFailure is the error of a request to u, on host, that a
-// RobotsChecker's Allow did not let through with err: a refusal, or the
-// failure of a robots.txt request that was never sent (see RobotsGate).
+// robotsChecker's Allow did not let through with err: a refusal, or the
+// failure of a robots.txt request that was never sent (see robotsGate).
 func robotsFailure(host string, u *url.URL, err error) error {
 	var ours *RefusedError
 	if errors.Is(err, robots.ErrNotSent) && !errors.As(err, &ours) {
@@ -112,7 +112,7 @@ func (e *robotsNotSentError) Error() string {
 func (e *robotsNotSentError) Unwrap() error { return e.err }
 
 // robotsRefusal is the refusal of u, on host, for err, the refusal of a
-// RobotsChecker's Allow.
+// robotsChecker's Allow.
 func robotsRefusal(host string, u *url.URL, err error) *RefusedError {
 	var ours *RefusedError
 	if errors.As(err, &ours) && ours.Reason != Robots {
@@ -136,8 +136,8 @@ func robotsRefusal(host string, u *url.URL, err error) *RefusedError {
 	return re
 }
 
-// Ledger is what [LedgerGate] consults and teaches; *backoff.Ledger satisfies it.
-type Ledger interface {
+// refusalLedger is what ledgerGate consults and teaches; *backoff.Ledger satisfies it.
+type refusalLedger interface {
 	Check(ctx context.Context, host string, kind backoff.Kind, now time.Time) backoff.Decision
 	// Observe must record a refusal even when ctx is cancelled meanwhile,
 	// as *backoff.Ledger does: the caller may give up as the refusal
@@ -145,7 +145,7 @@ type Ledger interface {
 	Observe(ctx context.Context, host string, o backoff.Outcome, now time.Time) (backoff.Event, error)
 }
 
-// LedgerGate is the layer that keeps a host's refusals: a request to
+// ledgerGate is the layer that keeps a host's refusals: a request to
 // a host that is cooling down, or suspended for this kind, gets a *[RefusedError]
 // (Reason Cooldown or Suspended, with Until) and nothing is sent; every response is
 // shown to the ledger — status, Retry-After and, for a denial status or a page
@@ -158,22 +158,22 @@ type Ledger interface {
 // (alone, every other request is of KindArticle). What it adds: nothing to the
 // request; the response's body is the same bytes, read through a peek buffer.
 //
-// A Client puts it below its [Pacer]: the check then comes at the request's
+// A Client puts it below its pacer: the check then comes at the request's
 // turn, after any refusal that arrived while it waited, and the next request
 // to the host is not granted before the ledger has seen this one's answer (the
-// Pacer's slot is held until the body is done, which is after the peek).
+// pacer's slot is held until the body is done, which is after the peek).
 //
-// Ledger is required: a LedgerGate without one refuses every request. Set the
-// fields before the first RoundTrip; a LedgerGate is safe for concurrent use.
-type LedgerGate struct {
+// Ledger is required: a ledgerGate without one refuses every request. Set the
+// fields before the first RoundTrip; a ledgerGate is safe for concurrent use.
+type ledgerGate struct {
 	Next   http.RoundTripper // nil: http.DefaultTransport
-	Ledger Ledger            // required
-	Clock  Clock             // nil: real time
+	Ledger refusalLedger     // required
+	Clock  clock.Clock       // nil: real time
 
 	pool sync.Pool // peek buffers
 }
 
-var errNoLedger = errors.New("fetch: LedgerGate has no Ledger")
+var errNoLedger = errors.New("fetch: ledgerGate has no Ledger")
 
 // kindOf returns the kind of req: robots for "/robots.txt", else the Get's kind.
 func kindOf(req *http.Request) Kind {
@@ -188,7 +188,7 @@ func kindOf(req *http.Request) Kind {
 
 // RoundTrip checks the ledger, passes req on, and lets the ledger observe the
 // response.
-func (g *LedgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
+func (g *ledgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if g.Ledger == nil {
 		closeBody(req)
 		return nil, errNoLedger

@@ -59,7 +59,7 @@ func TestPacer_S4_RefusalAnsweredAfterTheCallerGaveUp(t *testing.T) {
 	}
 }
 
-// TestPacer_P1_AnswerGraceBounded: a Pacer alone over net/http's transport.
+// TestPacer_P1_AnswerGraceBounded: a pacer alone over net/http's transport.
 // A written request whose host never answers keeps the host's turn for the
 // grace after its caller's deadline, then is hung up on; the next request
 // goes out only after that. With a negative grace the request ends with its
@@ -71,7 +71,7 @@ func TestPacer_P1_AnswerGraceBounded(t *testing.T) {
 		s := web.Site("hang.example")
 		s.Handle("/hang", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 		tr := web.Transport()
-		hc := &http.Client{Transport: &Pacer{Interval: time.Millisecond, Next: tr, AnswerGrace: grace}}
+		hc := &http.Client{Transport: &pacer{Interval: time.Millisecond, Next: tr, AnswerGrace: grace}}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL("/hang"), nil)
 		_, err := hc.Do(req)

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/politefetch/politefetch/internal/leaktest"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -21,7 +20,7 @@ func TestMain(m *testing.M) {
 		serveBenchWeb() // the far end of BenchmarkOverhead/remote, in its own process
 		return
 	}
-	goleak.VerifyTestMain(m)
+	leaktest.Main(m)
 }
 
 // loopback is the address allow-list of tests: politetest lives on 127.0.0.1.

@@ -54,7 +54,7 @@ func TestIdentity_V9_AloneUnderHTTPClient(t *testing.T) {
 	}
 }
 
-// TestConditional_D4_AloneUnderHTTPClient: the Conditional layer alone, under a
+// TestConditional_D4_AloneUnderHTTPClient: the conditional layer alone, under a
 // plain http.Client, makes the second GET of a feed read in full conditional,
 // and the server's 304 comes back as a response.
 func TestConditional_D4_AloneUnderHTTPClient(t *testing.T) {
@@ -62,7 +62,7 @@ func TestConditional_D4_AloneUnderHTTPClient(t *testing.T) {
 	web := politetest.NewWeb(t)
 	s := web.Site("feeds.example")
 	s.AddArticle(politetest.Article{})
-	hc := &http.Client{Transport: &Conditional{Next: web.Transport()}}
+	hc := &http.Client{Transport: &conditional{Next: web.Transport()}}
 	for i, want := range []int{200, 304} {
 		resp, err := hc.Get(s.URL("/feed.xml"))
 		if err != nil {

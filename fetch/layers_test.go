@@ -54,7 +54,7 @@ func TestLayers_RoundTripperContract(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	busy := &Pacer{Interval: time.Hour}
+	busy := &pacer{Interval: time.Hour}
 	if r, _, err := busy.waitTurn(context.Background(), "busy.example", 0); err != nil {
 		t.Fatal(err)
 	} else {
@@ -67,11 +67,11 @@ func TestLayers_RoundTripperContract(t *testing.T) {
 		url   string
 		want  error
 	}{
-		{"robots gate", &RobotsGate{Robots: cache, Next: far}, context.Background(), "https://a.example/private/x", ErrRobots},
-		{"ledger gate", &LedgerGate{Ledger: ledger, Next: far}, context.Background(), "https://cool.example/x", ErrCooldown},
-		{"pacer", &Pacer{Next: far}, cancelled, "https://busy.example/x", context.Canceled},
+		{"robots gate", &robotsGate{Robots: cache, Next: far}, context.Background(), "https://a.example/private/x", ErrRobots},
+		{"ledger gate", &ledgerGate{Ledger: ledger, Next: far}, context.Background(), "https://cool.example/x", ErrCooldown},
+		{"pacer", &pacer{Next: far}, cancelled, "https://busy.example/x", context.Canceled},
 		{"pacer busy", busy, cancelled, "https://busy.example/x", context.Canceled},
-		{"robots gate without robots", &RobotsGate{Next: far}, context.Background(), "https://a.example/", errNoRobots},
+		{"robots gate without robots", &robotsGate{Next: far}, context.Background(), "https://a.example/", errNoRobots},
 	} {
 		before := sent
 		body := &trackedBody{Reader: strings.NewReader("payload")}
@@ -113,7 +113,7 @@ func TestLayers_RoundTripperContract(t *testing.T) {
 // kept when the body was cut short.
 func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 	t.Parallel()
-	var conditional atomic.Int32
+	var conditionals atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/cut" {
 			hj, _ := w.(http.Hijacker)
@@ -124,7 +124,7 @@ func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 			return
 		}
 		if r.Header.Get("If-None-Match") == `"v1"` {
-			conditional.Add(1)
+			conditionals.Add(1)
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -136,7 +136,7 @@ func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 	tr := &http.Transport{DialContext: (&net.Dialer{}).DialContext}
 	defer tr.CloseIdleConnections()
 	store := &MemoryStore{}
-	v := &Conditional{Next: tr, Store: store}
+	v := &conditional{Next: tr, Store: store}
 	get := func(path string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 		resp, err := v.RoundTrip(req)
@@ -151,8 +151,8 @@ func TestValidators_D4_KeptOnlyWhenComplete(t *testing.T) {
 	if got, ok, _ := store.Get(context.Background(), srv.URL+"/feed"); !ok || got.ETag != `"v1"` || got.LastModified == "" {
 		t.Fatalf("validators kept: %+v, %v", got, ok)
 	}
-	if resp := get("/feed"); resp.StatusCode != http.StatusNotModified || conditional.Load() != 1 {
-		t.Fatalf("second GET: status %d, conditional %d", resp.StatusCode, conditional.Load())
+	if resp := get("/feed"); resp.StatusCode != http.StatusNotModified || conditionals.Load() != 1 {
+		t.Fatalf("second GET: status %d, conditional %d", resp.StatusCode, conditionals.Load())
 	}
 	get("/cut")
 	if _, ok, _ := store.Get(context.Background(), srv.URL+"/cut"); ok {

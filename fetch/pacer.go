@@ -3,30 +3,20 @@ package fetch
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
-	"io"
 	"maps"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/internal/hostkey"
 )
 
-// Clock is the time source of the chain's layers: a caller may pass its own
-// (any type with these two methods, safe for concurrent use). nil means real
-// time. Every instant the chain records — a request's start, a handshake, a
-// response's first byte, the read instant of a proof — comes from the one
-// clock a [Client] is given, so that they agree with each other.
-type Clock = clock.Clock
-
-// Pacer is the layer that paces requests per host: the start of
+// pacer is the layer that paces requests per host: the start of
 // one request to a host and the start of the next are at least Interval apart (a
 // random draw in [Interval, IntervalMax] when a band is set), or longer when a
 // robots.txt Crawl-delay asks for longer; at most InFlight requests are in flight
@@ -40,11 +30,11 @@ type Clock = clock.Clock
 // requires anyway) and, if it ends before that, until any connection being
 // dialled for it is done: net/http goes on dialling after a request is
 // cancelled, and an opened connection is load on the publisher. A request that
-// ends without anything reaching the host (refused below the Pacer, cancelled
+// ends without anything reaching the host (refused below the pacer, cancelled
 // while queued for a connection) gives its start back.
 //
-// What the Pacer reads from a request: its URL's host (the key, see
-// [hostkey]); a Crawl-delay left in the context by a [RobotsGate] above.
+// What the pacer reads from a request: its URL's host (the key, see
+// [hostkey]); a Crawl-delay left in the context by a robotsGate above.
 // What it adds, used alone: an [httptrace.ClientTrace] that learns when the
 // request dials, is handed a connection and is written (hooks that
 // [http.Transport] calls). In a [Client] the base transport reports the same
@@ -53,24 +43,24 @@ type Clock = clock.Clock
 // Pacing state of a host is released once the host is idle and its interval has
 // passed, so memory follows the hosts in use, not the hosts ever seen.
 //
-// The zero Pacer paces at DefaultInterval, one in flight per host, over
-// [http.DefaultTransport]. Set the fields before the first RoundTrip; a Pacer is
+// The zero pacer paces at DefaultInterval, one in flight per host, over
+// [http.DefaultTransport]. Set the fields before the first RoundTrip; a pacer is
 // safe for concurrent use and must not be copied after first use. Pacing holds
-// across every goroutine sharing one Pacer.
-type Pacer struct {
+// across every goroutine sharing one pacer.
+type pacer struct {
 	Next        http.RoundTripper // nil: http.DefaultTransport
 	Interval    time.Duration     // 0: DefaultInterval
 	IntervalMax time.Duration     // > Interval: random band [Interval, IntervalMax]
 	InFlight    int               // 0: DefaultInFlight
 	PerSite     bool              // key by registrable domain instead of host
-	Clock       Clock             // nil: real time
+	Clock       clock.Clock       // nil: real time
 	// Schedule, when set, is asked after the local turn: every start and
 	// in-flight slot is claimed in it under a lease, so Pacers of several
 	// processes sharing it keep the interval and the in-flight limit between
-	// them. nil: pacing holds within this Pacer only.
+	// them. nil: pacing holds within this pacer only.
 	Schedule Schedule
 	// ScheduleTimeout bounds each call to the Schedule. 0:
-	// DefaultScheduleTimeout.
+	// defaultScheduleTimeout.
 	ScheduleTimeout time.Duration
 	// AnswerGrace is how long a request already written to its host is
 	// still awaited once its caller has given up (its context cancelled,
@@ -78,9 +68,11 @@ type Pacer struct {
 	// the answer is read in the background, where the layers below observe
 	// it (the ledger records a refusal on its way), and the turn goes back
 	// when the answer has come or the grace has run out. A request not yet
-	// written is abandoned at once. 0: DefaultAnswerGrace; negative: none
+	// written is abandoned at once. 0: defaultAnswerGrace; negative: none
 	// (the request ends with its caller).
 	AnswerGrace time.Duration
+
+	life lifecycle
 
 	mu    sync.Mutex
 	hosts map[string]*paceState
@@ -99,6 +91,10 @@ type paceState struct {
 	// for a Crawl-delay that the host's next request counts from this
 	// start, so the sweep keeps it (for DefaultRobotsTTL at most).
 	robots bool
+	// open lists the turns whose response body has been handed to its
+	// caller and is not done yet, oldest first (see markOpen): a body left
+	// open holds its host's turn, and the wait error and Explain say so.
+	open, openTail *turn
 }
 
 type paceWaiter struct {
@@ -106,7 +102,7 @@ type paceWaiter struct {
 	min  time.Duration
 }
 
-func (p *Pacer) limits() (lo, hi time.Duration, n int) {
+func (p *pacer) limits() (lo, hi time.Duration, n int) {
 	lo, hi, n = p.Interval, p.IntervalMax, p.InFlight
 	if lo <= 0 {
 		lo = DefaultInterval
@@ -120,7 +116,7 @@ func (p *Pacer) limits() (lo, hi time.Duration, n int) {
 	return lo, hi, n
 }
 
-func (p *Pacer) draw() time.Duration {
+func (p *pacer) draw() time.Duration {
 	lo, hi, _ := p.limits()
 	if hi <= lo {
 		return lo
@@ -128,21 +124,11 @@ func (p *Pacer) draw() time.Duration {
 	return lo + mrand.N(hi-lo+1)
 }
 
-// DefaultAnswerGrace is a Pacer's AnswerGrace when unset.
-const DefaultAnswerGrace = 5 * time.Second
-
-func (p *Pacer) answerGrace() time.Duration {
-	if p.AnswerGrace == 0 {
-		return DefaultAnswerGrace
-	}
-	return max(p.AnswerGrace, 0)
-}
-
-func (p *Pacer) scheduleTimeout() time.Duration {
+func (p *pacer) scheduleTimeout() time.Duration {
 	if p.ScheduleTimeout > 0 {
 		return p.ScheduleTimeout
 	}
-	return DefaultScheduleTimeout
+	return defaultScheduleTimeout
 }
 
 func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
@@ -157,12 +143,12 @@ func pacingKey(ctx context.Context, u *url.URL, perSite bool) (string, error) {
 }
 
 // NextStart returns the earliest instant the interval lets the next request to u's
-// host (or site) start, on the Pacer's clock: the latest start plus the interval
+// host (or site) start, on the pacer's clock: the latest start plus the interval
 // drawn after it (or a longer Crawl-delay seen). The zero time means now: nothing
 // is known about the host, or its interval has passed. Requests in flight or
 // queued for the host go first; NextStart does not count them. It is a query for
 // explanations ([Client.Explain]); it reserves nothing.
-func (p *Pacer) NextStart(u *url.URL) time.Time {
+func (p *pacer) NextStart(u *url.URL) time.Time {
 	key, err := pacingKey(context.Background(), u, p.PerSite)
 	if err != nil {
 		return time.Time{}
@@ -186,7 +172,7 @@ func (p *Pacer) NextStart(u *url.URL) time.Time {
 // gives the slot back with t.end (once). minGap lengthens the interval before
 // this request (a Crawl-delay). On error no slot is held; the error is ctx's, or the
 // Schedule's.
-func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (time.Duration, error) {
+func (p *pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (time.Duration, error) {
 	waited, err := p.waitLocal(ctx, t, minGap)
 	if err != nil || p.Schedule == nil {
 		return waited, err
@@ -196,7 +182,7 @@ func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 	clk := clock.Or(p.Clock)
 	lo, _, n := p.limits()
 	t.owner = rand.Text()
-	ttl := DefaultLeaseTTL
+	ttl := defaultLeaseTTL
 	if dl, ok := ctx.Deadline(); ok {
 		ttl = time.Until(dl) + p.scheduleTimeout()
 	}
@@ -229,7 +215,7 @@ func (p *Pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 	}
 }
 
-func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time.Duration, error) {
+func (p *pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time.Duration, error) {
 	clk := clock.Or(p.Clock)
 	start := clk.Now()
 	if err := ctx.Err(); err != nil {
@@ -301,7 +287,7 @@ func (p *Pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 	}
 }
 
-func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Duration) {
+func (p *pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Duration) {
 	st.inflight++
 	t.prev = st.last
 	st.last = now
@@ -314,7 +300,7 @@ func (p *Pacer) grantLocked(st *paceState, t *turn, now time.Time, min time.Dura
 
 // markRobots records that the turn just granted at key is a robots.txt
 // request (see paceState.robots).
-func (p *Pacer) markRobots(key string) {
+func (p *pacer) markRobots(key string) {
 	p.mu.Lock()
 	if st := p.hosts[key]; st != nil {
 		st.robots = true
@@ -322,7 +308,7 @@ func (p *Pacer) markRobots(key string) {
 	p.mu.Unlock()
 }
 
-func (p *Pacer) wakeHeadLocked(st *paceState) {
+func (p *pacer) wakeHeadLocked(st *paceState) {
 	if len(st.queue) > 0 {
 		select {
 		case st.queue[0].wake <- struct{}{}:
@@ -334,9 +320,10 @@ func (p *Pacer) wakeHeadLocked(st *paceState) {
 // giveBack returns t's slot, and its lease in the Schedule. A turn whose
 // request put nothing on the wire gives its start back too, unless a later
 // start was recorded meanwhile.
-func (p *Pacer) giveBack(t *turn, wire bool) {
+func (p *pacer) giveBack(t *turn, wire bool) {
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil {
+		st.unlinkOpen(t)
 		st.inflight--
 		if !wire && st.seq == t.seq {
 			st.last = t.prev
@@ -354,8 +341,8 @@ func (p *Pacer) giveBack(t *turn, wire bool) {
 }
 
 // markStart moves t's host's latest start to now, if later, here and in the
-// shared Schedule: the request has just put load on the host.
-func (p *Pacer) markStart(t *turn) {
+// shared Schedule: the request has just put load on the host. It returns now.
+func (p *pacer) markStart(t *turn) time.Time {
 	now := clock.Or(p.Clock).Now()
 	p.mu.Lock()
 	if st := p.hosts[t.key]; st != nil && now.After(st.last) {
@@ -370,11 +357,12 @@ func (p *Pacer) markStart(t *turn) {
 		_ = p.Schedule.Started(ctx, t.key, t.owner, now)
 		cancel()
 	}
+	return now
 }
 
 // sweepLocked drops the state of idle hosts whose interval has passed. It runs
 // once per len(hosts) calls, so its cost per request stays constant.
-func (p *Pacer) sweepLocked(now time.Time) {
+func (p *pacer) sweepLocked(now time.Time) {
 	p.ops++
 	if p.ops < len(p.hosts)+64 {
 		return
@@ -396,9 +384,9 @@ func (p *Pacer) sweepLocked(now time.Time) {
 	}
 }
 
-// Hosts returns how many hosts the Pacer holds state for (busy, or idle within
+// Hosts returns how many hosts the pacer holds state for (busy, or idle within
 // their interval, or not yet swept).
-func (p *Pacer) Hosts() int {
+func (p *pacer) Hosts() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.hosts)
@@ -406,27 +394,38 @@ func (p *Pacer) Hosts() int {
 
 // RoundTrip waits for the request's turn at its host, then sends it down the chain.
 // A wait cut short by the context returns the context's error, with req.Body closed.
-func (p *Pacer) RoundTrip(req *http.Request) (*http.Response, error) {
+func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.roundTrip(p.Next, req)
 }
 
-func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
+func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key, err := pacingKey(ctx, req.URL, p.PerSite)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	// The turn lives in the body that gives it back (one allocation for both).
-	rb := &releaseBody{turn: turn{p: p, key: key, ctx: ctx}}
+	// The turn lives in the body that gives it back (one allocation for
+	// both, none for the first hop of a call, whose call holds it).
+	call := callFrom(ctx)
+	var rb *releaseBody
+	if call != nil {
+		rb = call.firstBody()
+	}
+	if rb == nil {
+		rb = new(releaseBody)
+	}
+	rb.turn = turn{p: p, key: key, ctx: ctx}
 	t := &rb.turn
 	waited, err := p.acquire(ctx, t, minGapFrom(ctx))
-	call := callFrom(ctx)
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
 	}
 	if err != nil {
 		closeBody(req)
+		if since := p.openSince(key); !since.IsZero() && errors.Is(err, context.DeadlineExceeded) {
+			return nil, &openBodyError{host: key, since: since, err: err}
+		}
 		return nil, waitError(key, err)
 	}
 	if req.URL.Path == "/robots.txt" {
@@ -434,7 +433,7 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	}
 	// The layers below report the request's load on the host to its turn
 	// through the one mechanism documented on turn: a Client's base transport
-	// and hop recorder find it in the Get's call; on its own, the Pacer
+	// and hop recorder find it in the Get's call; on its own, the pacer
 	// learns it from net/http's trace hooks.
 	if call != nil {
 		call.turn = t
@@ -450,361 +449,16 @@ func (p *Pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		}
 		rb.rc = resp.Body
 		resp.Body = rb
+		p.markOpen(t)
 		return resp, nil
 	}
 	return p.await(nextRT, req, rb, grace)
 }
 
-// await sends req with a context of its own, which keeps req's values and
-// ends grace after req's deadline, and waits for the answer while req's
-// context lives. If that context ends first:
-//
-//   - a request not yet written is stopped, and ends as it would have;
-//   - one written whose answer has not begun is left to finish in the
-//     background, for grace at most, holding the turn (see AnswerGrace),
-//     and the caller gets its context's error at once;
-//   - one whose answer has begun is stopped, and the caller gets what the
-//     layers below made of it.
-//
-// Once the answer has come, the caller's context ends the body at once, as
-// it would have.
-func (p *Pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBody, grace time.Duration) (*http.Response, error) {
-	ctx := req.Context()
-	t := &rb.turn
-	var inner context.Context
-	var stop context.CancelFunc
-	if dl, ok := ctx.Deadline(); ok {
-		inner, stop = context.WithDeadline(context.WithoutCancel(ctx), dl.Add(grace))
-	} else {
-		inner, stop = context.WithCancel(context.WithoutCancel(ctx))
-	}
-	var answering atomic.Bool
-	inner = httptrace.WithClientTrace(inner, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
-	type answer struct {
-		resp *http.Response
-		err  error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		resp, err := next(nextRT).RoundTrip(req.WithContext(inner))
-		done <- answer{resp, err}
-	}()
-	var a answer
-	select {
-	case a = <-done:
-	case <-ctx.Done():
-		if t.written() && !answering.Load() {
-			timer := time.AfterFunc(grace, stop)
-			go func() {
-				a := <-done
-				timer.Stop()
-				if a.err == nil {
-					a.resp.Body.Close() // the layers below have observed the answer
-				}
-				stop()
-				t.end(true)
-			}()
-			return nil, ctx.Err()
-		}
-		stop()
-		a = <-done
-	}
-	if a.err != nil {
-		stop()
-		t.end(true)
-		if ctx.Err() != nil && errors.Is(a.err, context.Canceled) && !errors.Is(a.err, ctx.Err()) {
-			return nil, ctx.Err() // stopped for the caller: the caller's reason
-		}
-		return nil, a.err
-	}
-	rb.caller, rb.stop = ctx, stop
-	rb.unlink = context.AfterFunc(ctx, stop)
-	rb.rc = a.resp.Body
-	a.resp.Body = rb
-	return a.resp, nil
-}
-
-// turn is one request's turn at its host, granted by a Pacer, and the one
-// mechanism by which the layers below the Pacer tell it what the request did
-// to the host:
-//
-//   - dialBegun and dialEnded bracket a connection dialled on the request's
-//     behalf (the TCP connect and the TLS handshake): each is a start, and
-//     the turn is not given back while a dial it began is in progress, even
-//     if the request has ended;
-//   - gotConn says a connection was handed to the request (from then on,
-//     something may reach the host);
-//   - wrote says the request's bytes were written: a start; beginWrite and
-//     endWrite bracket that write where the connection is ours, and the
-//     start is recorded, once the bytes are in the kernel, before the turn
-//     can be given back (the answer, and the end of the request, may come
-//     before the writer returns from the kernel: the next turn would then
-//     count from the grant, earlier than the bytes).
-//
-// The Client's base transport calls dialBegun and dialEnded (it owns the
-// dialer) and beginWrite and endWrite (around the connection's first Write
-// of the request); its hop recorder calls gotConn (net/http's GotConn hook),
-// and wrote only for a connection not ours. A Pacer used alone gets them from net/http's trace
-// hooks (ConnectStart and ConnectDone, TLSHandshakeStart and
-// TLSHandshakeDone, GotConn, and WroteRequest, which comes just before the
-// transport flushes the request).
-// The methods are safe to call from any goroutine, at any time, even after
-// the request has ended.
-//
-// A turn is one request on the wire, once. When a reused connection fails
-// after the request was written to it (a reset, or the server closing it
-// before any answer), net/http sends an idempotent request again at once on
-// a new connection: a second request to the host within its interval. So
-// the base transport asks the turn first (hasSent, maySendOn): a dial, or a
-// write on another connection, for a turn whose request already went out is
-// refused with ErrNotResent, and the request fails with it; a connection
-// whose dial ends after its turn's request went out on another one is
-// closed unused. A Pacer used alone learns of a resend only as it happens,
-// from net/http's hooks, and counts it as one more start.
-type turn struct {
-	p       *Pacer
-	key     string
-	ctx     context.Context // the request's: its values bound the Schedule calls
-	prev    time.Time       // the latest start before this turn's grant
-	seq     uint64          // paceState.seq at the grant
-	owner   string          // the Schedule lease's owner; "" without one
-	ttl     time.Duration
-	renewAt time.Time // when the lease is past half its life
-
-	mu     sync.Mutex
-	dials  int         // dials in progress on this turn's behalf
-	writes int         // writes of its request in progress (base transport only)
-	wire   bool        // something may have reached the host
-	over   bool        // the request has ended
-	back   bool        // the slot has been given back
-	sent   *tracedConn // the connection the request's bytes went out on (base transport only)
-	heard  bool        // net/http's trace said the request was written (a Pacer alone)
-}
-
-// hasSent reports whether the turn's request went out on a connection.
-func (t *turn) hasSent() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sent != nil
-}
-
-// written reports whether the turn's request has been written, as the base
-// transport or net/http's trace reports it.
-func (t *turn) written() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sent != nil || t.heard
-}
-
-// maySendOn reports whether the turn's request may be written on c: it has
-// not gone out yet, or went out on c (a request is written in several parts).
-func (t *turn) maySendOn(c *tracedConn) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sent == nil || t.sent == c
-}
-
-// errTurnOver refuses a write for a request that has ended (net/http may
-// still be about to write a request its caller gave up on): nothing of it
-// goes out once its turn is over.
-var errTurnOver = errors.New("fetch: request ended before it was written")
-
-// beginWrite is called before the turn's request is written on c (the base
-// transport's connection). It refuses a resend on another connection and a
-// write for a request that is over; otherwise the turn is held until
-// endWrite, so that the write's start is recorded before the slot can go
-// back: the answer, and the end of the request, may come before the writer
-// returns from the kernel.
-func (t *turn) beginWrite(c *tracedConn) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.sent != nil && t.sent != c:
-		return ErrNotResent
-	case t.over:
-		return errTurnOver
-	}
-	t.writes++
-	t.wire = true
-	return nil
-}
-
-// endWrite records the write begun with beginWrite: sent says bytes went out
-// on c. The write is a start, recorded now, once the bytes are in the kernel;
-// then the turn is released if its request has ended meanwhile.
-func (t *turn) endWrite(c *tracedConn, sent bool) {
-	t.p.markStart(t)
-	t.mu.Lock()
-	if sent && t.sent == nil {
-		t.sent = c
-	}
-	t.writes--
-	t.unlockGiveBackIfOver()
-}
-
-// unlockGiveBackIfOver gives the turn back when its request is over and no
-// dial or write of it is under way. It is called with t.mu held, and
-// unlocks it.
-func (t *turn) unlockGiveBackIfOver() {
-	give := t.over && t.dials == 0 && t.writes == 0 && !t.back
-	if give {
-		t.back = true
-	}
-	t.mu.Unlock()
-	if give {
-		t.p.giveBack(t, true)
-	}
-}
-
-func (t *turn) dialBegun() {
-	t.mu.Lock()
-	t.dials++
-	t.wire = true
-	t.mu.Unlock()
-	t.p.markStart(t)
-}
-
-func (t *turn) dialEnded() {
-	t.p.markStart(t)
-	t.mu.Lock()
-	t.dials--
-	t.unlockGiveBackIfOver()
-}
-
-func (t *turn) gotConn() {
-	t.mu.Lock()
-	t.wire = true
-	t.mu.Unlock()
-}
-
-func (t *turn) wrote() {
-	t.mu.Lock()
-	t.wire, t.heard = true, true
-	t.mu.Unlock()
-	t.p.markStart(t)
-}
-
-// end says the request is over: its body is done, or it failed. A failure
-// after something reached the host (abandoned) counts as one more start, now:
-// net/http has closed the connection by the time its RoundTrip fails, so
-// nothing of the request leaves after this. The slot goes back now, or when
-// the last dial the turn began is done.
-func (t *turn) end(abandoned bool) {
-	t.mu.Lock()
-	if t.over {
-		t.mu.Unlock()
-		return
-	}
-	t.over = true
-	wire := t.wire
-	give := t.dials == 0 && t.writes == 0 && !t.back
-	if give {
-		t.back = true
-	}
-	t.mu.Unlock()
-	if abandoned && wire {
-		t.p.markStart(t)
-	}
-	if give {
-		t.p.giveBack(t, wire)
-	}
-}
-
-// renew extends the Schedule lease once it is past half its life, while the
-// body is read.
-func (t *turn) renew() {
-	if t.owner == "" {
-		return
-	}
-	now := clock.Or(t.p.Clock).Now()
-	if now.Before(t.renewAt) {
-		return
-	}
-	t.renewAt = now.Add(t.ttl / 2)
-	ctx, cancel := t.scheduleCtx()
-	// A lost lease (expired) leaves the local slot, which still holds; the
-	// next claim elsewhere may start early by the rest of this body.
-	_ = t.p.Schedule.Renew(ctx, t.key, t.owner, now, t.ttl)
-	cancel()
-}
-
-// scheduleCtx bounds a Schedule call that must happen whatever became of the
-// request: its values, not its cancellation, and ScheduleTimeout.
-func (t *turn) scheduleCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(t.ctx), t.p.scheduleTimeout())
-}
-
-// trace returns the hooks by which net/http tells a Pacer used alone what the
-// request did (see turn). A dial holds the turn during its TCP connect and
-// during its TLS handshake, each bracketed by its own pair of hooks, so that a
-// dialer reporting only one of them (a DialTLSContext of one's own reports no
-// handshake) never leaves the turn held; between the two, for the
-// microseconds net/http takes to begin the handshake, the turn of a request
-// that has already ended may be given back, and the handshake's start then
-// still moves the host's latest start.
-func (t *turn) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		ConnectStart:      func(string, string) { t.dialBegun() },
-		ConnectDone:       func(string, string, error) { t.dialEnded() },
-		TLSHandshakeStart: func() { t.dialBegun() },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.dialEnded() },
-		GotConn:           func(httptrace.GotConnInfo) { t.gotConn() },
-		WroteRequest:      func(httptrace.WroteRequestInfo) { t.wrote() },
-	}
-}
-
-// turnFrom returns the turn of the request whose context is ctx, or nil.
-func turnFrom(ctx context.Context) *turn {
-	if c := callFrom(ctx); c != nil {
-		return c.turn
-	}
-	return nil
-}
-
-// releaseBody ends its turn at EOF, at the first read error, or at Close,
-// whichever comes first.
-type releaseBody struct {
-	rc   io.ReadCloser
-	turn turn
-	// Set by await: the caller's context, the request's own context's
-	// cancel, and the link that cancels it when the caller's ends.
-	caller context.Context
-	stop   context.CancelFunc
-	unlink func() bool
-}
-
-func (b *releaseBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if err != nil {
-		if b.caller != nil && b.caller.Err() != nil && errors.Is(err, context.Canceled) {
-			err = b.caller.Err() // the caller's reason, not the link's
-		}
-		b.turn.end(false)
-		if b.unlink != nil {
-			b.unlink()
-		}
-	} else {
-		b.turn.renew()
-	}
-	return n, err
-}
-
-// Close gives the turn back, and ends the request's own context (after the
-// last read: what reads the body may still be decoding what it has).
-func (b *releaseBody) Close() error {
-	err := b.rc.Close()
-	b.turn.end(false)
-	if b.unlink != nil {
-		b.unlink()
-		b.stop()
-	}
-	return err
-}
-
 type minGapKey struct{}
 
 // withMinGap records a per-request minimum interval (a Crawl-delay) for the
-// Pacer below; the longest one given wins.
+// pacer below; the longest one given wins.
 func withMinGap(ctx context.Context, d time.Duration) context.Context {
 	if d <= minGapFrom(ctx) {
 		return ctx

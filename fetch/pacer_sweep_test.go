@@ -20,7 +20,7 @@ import (
 func TestPacer_P1_SweepKeepsTheStartACrawlDelayCountsFrom(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: 50 * time.Millisecond}
+		p := &pacer{Interval: 50 * time.Millisecond}
 		ctx := context.Background()
 		t0 := time.Now()
 		p.Next = rtFunc(func(r *http.Request) (*http.Response, error) { // the request reaches the host
@@ -64,7 +64,7 @@ func TestPacer_P1_TurnPastTheDeadlineFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		sent := 0
-		p := &Pacer{Interval: 50 * time.Millisecond, Next: rtFunc(func(r *http.Request) (*http.Response, error) {
+		p := &pacer{Interval: 50 * time.Millisecond, Next: rtFunc(func(r *http.Request) (*http.Response, error) {
 			sent++
 			tr := httptrace.ContextClientTrace(r.Context())
 			tr.GotConn(httptrace.GotConnInfo{})

@@ -22,7 +22,7 @@ import (
 func TestPacer_D2_FIFOAndInterval(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: time.Second}
+		p := &pacer{Interval: time.Second}
 		ctx := context.Background()
 		t0 := time.Now()
 		type grant struct {
@@ -61,7 +61,7 @@ func TestPacer_D2_FIFOAndInterval(t *testing.T) {
 func TestPacer_D2_OneInFlight(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: 10 * time.Millisecond}
+		p := &pacer{Interval: 10 * time.Millisecond}
 		ctx := context.Background()
 		release, _, _ := p.waitTurn(ctx, "a.example", 0)
 		done := make(chan time.Duration)
@@ -97,7 +97,7 @@ func TestPacer_D2_OneInFlight(t *testing.T) {
 func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: time.Second}
+		p := &pacer{Interval: time.Second}
 		ctx := context.Background()
 		for _, tc := range []struct {
 			min, want time.Duration
@@ -120,7 +120,7 @@ func TestPacer_V7_CrawlDelayLengthens(t *testing.T) {
 func TestPacer_D2_BandAndCancel(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: 2 * time.Second, IntervalMax: 5 * time.Second}
+		p := &pacer{Interval: 2 * time.Second, IntervalMax: 5 * time.Second}
 		ctx := context.Background()
 		last := time.Time{}
 		for range 50 {
@@ -158,7 +158,7 @@ func TestPacer_D2_BandAndCancel(t *testing.T) {
 func TestPacer_IdleStateReleased(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: time.Second}
+		p := &pacer{Interval: time.Second}
 		ctx := context.Background()
 		for i := range 10_000 {
 			r, _, _ := p.waitTurn(ctx, fmt.Sprintf("h%d.example", i), 0)
@@ -182,14 +182,14 @@ func TestPacer_P1_SharedScheduleAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		shared := &MemorySchedule{}
-		a := &Pacer{Interval: time.Second, Schedule: shared}
-		b := &Pacer{Interval: time.Second, Schedule: shared}
+		a := &pacer{Interval: time.Second, Schedule: shared}
+		b := &pacer{Interval: time.Second, Schedule: shared}
 		ctx := context.Background()
 		t0 := time.Now()
 		var mu sync.Mutex
 		var starts []time.Duration
 		var wg sync.WaitGroup
-		for _, p := range []*Pacer{a, b, a, b, a, b} {
+		for _, p := range []*pacer{a, b, a, b, a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -223,8 +223,8 @@ func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		shared := &MemorySchedule{}
-		a := &Pacer{Interval: time.Second, Schedule: shared}
-		b := &Pacer{Interval: time.Second, Schedule: shared}
+		a := &pacer{Interval: time.Second, Schedule: shared}
+		b := &pacer{Interval: time.Second, Schedule: shared}
 		ctx := context.Background()
 		t0 := time.Now()
 		turn, _, err := turnFor(ctx, a, "shared.example", 0)
@@ -246,7 +246,7 @@ func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
 }
 
 // turnFor takes a turn at key as a request would, for tests of pacing alone.
-func turnFor(ctx context.Context, p *Pacer, key string, min time.Duration) (*turn, time.Duration, error) {
+func turnFor(ctx context.Context, p *pacer, key string, min time.Duration) (*turn, time.Duration, error) {
 	t := &turn{p: p, key: key, ctx: ctx}
 	waited, err := p.acquire(ctx, t, min)
 	if err != nil {
@@ -257,7 +257,7 @@ func turnFor(ctx context.Context, p *Pacer, key string, min time.Duration) (*tur
 
 // waitTurn takes a turn at key and returns the function that ends it as a
 // request that reached the host would (call it once; more calls do nothing).
-func (p *Pacer) waitTurn(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
+func (p *pacer) waitTurn(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
 	t, waited, err := turnFor(ctx, p, key, min)
 	if err != nil {
 		return nil, waited, err
@@ -266,10 +266,10 @@ func (p *Pacer) waitTurn(ctx context.Context, key string, min time.Duration) (re
 }
 
 // observingLedger is a Ledger that notes, at each Observe, how many requests the
-// Pacer still counts in flight to the host.
+// pacer still counts in flight to the host.
 type observingLedger struct {
 	backoff.Ledger
-	p        *Pacer
+	p        *pacer
 	inflight []int
 }
 
@@ -284,11 +284,11 @@ func (l *observingLedger) Observe(ctx context.Context, host string, o backoff.Ou
 	return l.Ledger.Observe(ctx, host, o, now)
 }
 
-// TestLedgerGate_S4_D5_ObservesBeforeSlotRelease: a LedgerGate below a Pacer (as
+// TestLedgerGate_S4_D5_ObservesBeforeSlotRelease: a ledgerGate below a pacer (as
 // a Client stacks them) peeks at a short refusal page (a 429, a challenge) and so
 // reads it to its end; the host's in-flight slot must still be held when the
 // ledger observes the refusal, or the next request to the host, queued in the
-// Pacer, is granted and sent into the cool-down the refusal starts (the auditor's
+// pacer, is granted and sent into the cool-down the refusal starts (the auditor's
 // "cooldown" rule, S4, D5). Once the ledger has seen it, the slot goes back as
 // soon as the body is done.
 func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
@@ -298,9 +298,9 @@ func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
 		resp.Header.Set("Retry-After", "120")
 		return resp, nil
 	})
-	p := &Pacer{Interval: time.Nanosecond}
+	p := &pacer{Interval: time.Nanosecond}
 	l := &observingLedger{Ledger: backoff.Ledger{Policy: backoff.Digest()}, p: p}
-	p.Next = &LedgerGate{Ledger: l, Next: far}
+	p.Next = &ledgerGate{Ledger: l, Next: far}
 	req, _ := http.NewRequest(http.MethodGet, "https://news.example/a", nil)
 	resp, err := p.RoundTrip(req)
 	if err != nil {
@@ -332,7 +332,7 @@ func TestLedgerGate_S4_D5_ObservesBeforeSlotRelease(t *testing.T) {
 func TestPacer_P1_OneKeyPerHost(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &Pacer{Interval: time.Second}
+		p := &pacer{Interval: time.Second}
 		ctx := context.Background()
 		key := func(raw string) string {
 			u, err := url.Parse(raw)

@@ -10,8 +10,8 @@ import (
 // Schedule is per-host pacing state shared by several processes, so that
 // politeness holds across all of them: the latest start of a request to
 // each key (a host, or a site), and the key's in-flight slots, each held by a
-// lease. Each process's [Pacer] keeps its own queue; once a request's local turn
-// comes, the Pacer acquires a lease in the Schedule for it, reports each moment
+// lease. Each process's pacer keeps its own queue; once a request's local turn
+// comes, the pacer acquires a lease in the Schedule for it, reports each moment
 // the request put load on the host (a connection opened, its bytes written), and
 // releases the lease when the request is over. fetchtest.RunSchedule checks an
 // implementation.
@@ -19,7 +19,7 @@ import (
 // # Contract
 //
 // A key's state is its latest start and its live leases. A lease is named by an
-// owner token, unique across every process (the Pacer draws 128 random bits per
+// owner token, unique across every process (the pacer draws 128 random bits per
 // request), and lives until it is released or its time to live runs out, so a
 // process that dies holding one blocks the key for one TTL at most, never for
 // ever.
@@ -42,17 +42,17 @@ import (
 //
 // # Bounded calls
 //
-// The Pacer bounds every call with a context: Acquire with the request's own
+// The pacer bounds every call with a context: Acquire with the request's own
 // (its deadline, and ScheduleTimeout); Started, Renew and Release, which must
 // happen even when the request was cancelled, with a context that keeps the
-// request's values but not its cancellation, bounded by the Pacer's
+// request's values but not its cancellation, bounded by the pacer's
 // ScheduleTimeout. An implementation doing I/O must honour the context. Started
 // is called from the connection's writer, so a slow store delays the writer
 // by ScheduleTimeout at most.
 //
 // # Failures
 //
-// An Acquire error refuses the request (the Pacer returns it, and nothing is
+// An Acquire error refuses the request (the pacer returns it, and nothing is
 // sent): pacing never fails open. A Started error leaves the latest start at the
 // claim, a few milliseconds early at worst. A Release error leaves the lease to
 // expire.
@@ -98,17 +98,17 @@ type Claim struct {
 // holds no live lease on the key.
 var ErrLeaseNotHeld = errors.New("fetch: schedule lease not held")
 
-// Defaults of a [Pacer] with a [Schedule].
+// Defaults of a pacer with a [Schedule].
 const (
-	// DefaultScheduleTimeout bounds each call to a Schedule.
-	DefaultScheduleTimeout = 2 * time.Second
-	// DefaultLeaseTTL is a lease's time to live for a request without a
+	// defaultScheduleTimeout bounds each call to a Schedule.
+	defaultScheduleTimeout = 2 * time.Second
+	// defaultLeaseTTL is a lease's time to live for a request without a
 	// deadline; a request with one holds its lease until its deadline and
-	// DefaultScheduleTimeout more. A lease is renewed while the body is read.
-	DefaultLeaseTTL = time.Minute
+	// defaultScheduleTimeout more. A lease is renewed while the body is read.
+	defaultLeaseTTL = time.Minute
 )
 
-// MemorySchedule is a [Schedule] in memory: it shares pacing between Pacers in
+// MemorySchedule is a [Schedule] in memory: it shares pacing between Clients in
 // one process (a test stand-in for a shared store). It takes the time from the
 // callers' now arguments. Keys with no live lease whose latest start lies more
 // than Retain in the past are dropped. The zero value is ready to use, with

@@ -1,11 +1,13 @@
 package fetch
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -25,20 +27,20 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// DialFunc connects to an "ip:port" address. nil means a net.Dialer.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// dialFunc connects to an "ip:port" address. nil means a net.Dialer.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // baseConfig is what the base transport is built from.
 type baseConfig struct {
 	resolver  Resolver
-	dial      DialFunc
+	dial      dialFunc
 	roots     *x509.CertPool
 	allow     []netip.Prefix
 	dnsTTL    time.Duration
 	inFlight  int
 	firstByte time.Duration
 	allowHTTP bool
-	clock     Clock         // nil: real time
+	clock     clock.Clock   // nil: real time
 	idle      time.Duration // IdleConnTimeout
 	maxIdle   int           // MaxIdleConns; 0: maxIdleConns
 }
@@ -141,6 +143,130 @@ type tracedConn struct {
 	// request's bytes were handed to the kernel (net/http's WroteRequest
 	// hook comes before the transport flushes them).
 	pending atomic.Pointer[turn]
+	// reading is the turn whose request is being or was just written on
+	// this connection: the connection's next read of any byte is its
+	// answer's first (one request at a time per connection, HTTP/1.1).
+	reading atomic.Pointer[turn]
+	head    headScan // the head of the answer being read (read side only)
+	headOf  *turn    // the turn whose answer head is (read side only)
+	raw     *eofConn // under a TLS connection; nil for plain http
+}
+
+// Read reads from the connection, and tells the turn whose answer this is
+// that its first byte has come. Two answers are not what they seem, and
+// fail here:
+//
+//   - an answer whose head carries both Content-Length and
+//     Transfer-Encoding (RFC 9112 §6.3: a client ought to treat it as an
+//     error; net/http would let chunked win and drop the length), refused
+//     with errFraming, so nothing of it is read or deposited;
+//   - a TLS stream that ends with the TCP connection closed but no
+//     close_notify (crypto/tls reports both as io.EOF): the peer's data may
+//     have been cut, so the end is io.ErrUnexpectedEOF. A body delimited by
+//     the connection's close (neither Content-Length nor chunked) is then
+//     truncated, never complete; a framed body is not read that far.
+func (c *tracedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		if t := c.reading.Load(); t != nil && c.reading.CompareAndSwap(t, nil) {
+			t.answered()
+			c.head = headScan{on: true}
+			c.headOf = t
+		}
+		if c.head.on && c.head.feed(p[:n]) {
+			if c.headOf != nil {
+				c.headOf.refuse(errFraming) // whatever net/http then makes of the read error
+			}
+			return 0, errFraming
+		}
+	}
+	if err == io.EOF && c.raw != nil && c.raw.eof.Load() && c.headOf != nil && c.reading.Load() == nil {
+		// An answer had begun (a connection closed before any answer
+		// stays io.EOF: net/http's "no answer", see ErrNoAnswer).
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// errFraming refuses an answer that declares both a Content-Length and a
+// Transfer-Encoding.
+var errFraming = errors.New("fetch: answer declares both Content-Length and Transfer-Encoding (RFC 9112 §6.3), refused")
+
+// eofConn is the TCP connection under a TLS one: it remembers whether the
+// peer closed it (a read met io.EOF), which crypto/tls does not tell apart
+// from a close_notify.
+type eofConn struct {
+	net.Conn
+	eof atomic.Bool
+}
+
+func (c *eofConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err == io.EOF {
+		c.eof.Store(true)
+	}
+	return n, err
+}
+
+// headScan watches the head of an answer as it is read (the reads of one
+// connection come from one goroutine), for its framing headers. A 1xx head
+// is followed by the final one, which is watched in turn.
+type headScan struct {
+	on      bool
+	line    int      // the current line's length so far, CRs left out
+	pre     [18]byte // its first bytes, lower case
+	n       int      // lines of the current head so far
+	info    bool     // the current head is a 1xx
+	length  bool     // Content-Length seen
+	chunked bool     // Transfer-Encoding seen
+}
+
+// feed scans p, and reports whether the head declares both framings.
+func (h *headScan) feed(p []byte) bool {
+	for _, b := range p {
+		switch b {
+		case '\r':
+			continue
+		case '\n':
+			if h.endLine() {
+				return true
+			}
+			if !h.on {
+				return false
+			}
+			continue
+		}
+		if h.line < len(h.pre) {
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			h.pre[h.line] = b
+		}
+		h.line++
+	}
+	return false
+}
+
+func (h *headScan) endLine() bool {
+	line := h.pre[:min(h.line, len(h.pre))]
+	switch {
+	case h.line == 0: // the head's end
+		if h.info {
+			*h = headScan{on: true}
+			return false
+		}
+		h.on = false
+		return false
+	case h.n == 0: // the status line: "http/1.1 103 …"
+		h.info = len(line) > 9 && line[9] == '1'
+	case bytes.HasPrefix(line, []byte("content-length:")):
+		h.length = true
+	case bytes.HasPrefix(line, []byte("transfer-encoding:")):
+		h.chunked = true
+	}
+	h.n++
+	h.line = 0
+	return h.length && h.chunked
 }
 
 // Write writes p, then tells the pending request's turn that it was written
@@ -155,7 +281,11 @@ func (c *tracedConn) Write(p []byte) (int, error) {
 	if err := t.beginWrite(c); err != nil {
 		return 0, err
 	}
+	c.reading.Store(t) // before the bytes go: the answer may come before Write returns
 	n, err := c.Conn.Write(p)
+	if n == 0 {
+		c.reading.CompareAndSwap(t, nil)
+	}
 	t.endWrite(c, n > 0)
 	return n, err
 }
@@ -299,7 +429,8 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 	}
-	conn := tls.Client(tc.Conn, cfg)
+	tc.raw = &eofConn{Conn: tc.Conn}
+	conn := tls.Client(tc.raw, cfg)
 	hctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	start := clk.Now()
@@ -324,7 +455,7 @@ func dialTLS(ctx context.Context, clk clock.Clock, d *netguard.Dialer, slots *co
 // field they write is read under mu.
 type hopTrace struct {
 	call *callInfo
-	turn *turn // the Pacer's turn of this hop, nil without a Pacer above
+	turn *turn // the pacer's turn of this hop, nil without a pacer above
 	ct   httptrace.ClientTrace
 
 	mu           sync.Mutex
@@ -338,47 +469,64 @@ type hopTrace struct {
 // turns a refused address into a *RefusedError with Reason BlockedAddr.
 type hopRecorder struct {
 	next  http.RoundTripper
-	clock Clock // nil: real time
+	clock clock.Clock // nil: real time
 }
 
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.Or(h.clock)
-	ht := &hopTrace{call: callFrom(ctx)}
-	if ht.call != nil {
-		ht.turn = ht.call.turn // this hop's: a later hop of the Get gets its own
+	call := callFrom(ctx)
+	var ht *hopTrace
+	if call != nil {
+		ht = call.firstTrace()
 	}
-	ht.ct = httptrace.ClientTrace{
-		GotConn: func(i httptrace.GotConnInfo) {
-			conn, _ := i.Conn.(*tracedConn)
-			ht.mu.Lock()
-			ht.conn, ht.reused = conn, i.Reused
-			ht.mu.Unlock()
-			if ht.turn != nil {
-				ht.turn.gotConn()
-				if conn != nil {
-					conn.pending.Store(ht.turn) // told at the conn's next Write
-				}
+	if ht == nil {
+		ht = new(hopTrace)
+	}
+	ht.call = call
+	if call != nil {
+		ht.turn = call.turn // this hop's: a later hop of the Get gets its own
+	}
+	// Under a turn, the connection (ours) reports the write and the
+	// answer's first byte to the turn itself (see tracedConn), so GotConn,
+	// which names the connection, is the one hook needed.
+	gotConn := func(i httptrace.GotConnInfo) {
+		conn, _ := i.Conn.(*tracedConn)
+		ht.mu.Lock()
+		ht.conn, ht.reused = conn, i.Reused
+		ht.mu.Unlock()
+		if ht.turn != nil {
+			ht.turn.gotConn()
+			if conn != nil {
+				conn.pending.Store(ht.turn) // told at the conn's next Write
 			}
-		},
-		WroteRequest: func(httptrace.WroteRequestInfo) {
+		}
+	}
+	ht.ct = httptrace.ClientTrace{GotConn: gotConn}
+	if ht.turn == nil {
+		ht.ct.WroteRequest = func(httptrace.WroteRequestInfo) {
 			now := clk.Now()
 			ht.mu.Lock()
 			ht.wrote = now
-			conn := ht.conn
 			ht.mu.Unlock()
-			if ht.turn != nil && conn == nil {
-				ht.turn.wrote() // not our connection: the closest hook there is
-			}
-		},
-		GotFirstResponseByte: func() {
+		}
+		ht.ct.GotFirstResponseByte = func() {
 			now := clk.Now()
 			ht.mu.Lock()
 			ht.first = now
 			ht.mu.Unlock()
-		},
+		}
 	}
 	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+	if err != nil && ht.turn != nil {
+		if r := ht.turn.refused(); r != nil {
+			// The connection refused the answer (see tracedConn.Read);
+			// net/http may have tried to send the request again, which
+			// the turn refused (ErrNotResent): the answer's refusal is
+			// the cause.
+			err = r
+		}
+	}
 	if err != nil {
 		var be *netguard.BlockedError
 		if errors.As(err, &be) {
@@ -390,6 +538,9 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ht.mu.Lock()
 	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	ht.mu.Unlock()
+	if ht.turn != nil {
+		wrote, first = ht.turn.times()
+	}
 	if conn != nil && resp.TLS == nil {
 		resp.TLS = conn.state // shared by the responses of one connection: read only
 	}

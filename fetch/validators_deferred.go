@@ -7,22 +7,6 @@ import (
 	"net/url"
 )
 
-// DeferValidators makes a Get, or every Do of a [Client.Doer], conditional
-// as usual but keeps none of the validators of its answer: the validators
-// kept for the URL are sent, so an unchanged resource still answers 304, but
-// a 200's ETag and Last-Modified are left in its header for the caller, who
-// keeps them with [Client.SaveValidators] once it has recorded what it learnt
-// from the body.
-//
-// It is for a caller whose record of a resource's content is written after
-// the read: were the chain to keep the validators as soon as the body is
-// read, a process that stopped between the read and the record would, after
-// a restart, be answered 304 for content it never recorded, and would not
-// learn it until the resource changed. Package crawl reads its feeds and
-// backlog lists this way. With [Unconditional] it changes nothing (no
-// validator is sent or kept); under a policy with NoConditional neither.
-func DeferValidators() GetOption { return func(c *callInfo) { c.deferred = true } }
-
 // SaveValidators keeps the validators of h (its ETag and Last-Modified, as a
 // 200 for rawURL carried them) for rawURL, so that the chain's next read of
 // it is conditional on them: the counterpart of [DeferValidators], called

@@ -115,7 +115,23 @@ func (s *rawServer) serve() {
 				s.reqs = append(s.reqs, r)
 				s.mu.Unlock()
 				target := strings.Fields(r.Line)[1]
-				if _, err := c.Write([]byte(s.answer(r.Host, target))); err != nil {
+				a := s.answer(r.Host, target)
+				if ans, ok := strings.CutSuffix(a, rawCut); ok {
+					c.Write([]byte(ans))
+					c.(*tls.Conn).NetConn().Close() // a FIN, no close_notify
+					return
+				}
+				if ans, ok := strings.CutSuffix(a, rawClose); ok {
+					c.Write([]byte(ans))
+					c.Close() // close_notify, then the FIN
+					return
+				}
+				if ans, ok := strings.CutSuffix(a, rawHang); ok {
+					c.Write([]byte(ans))
+					br.ReadByte() // until the client hangs up
+					return
+				}
+				if _, err := c.Write([]byte(a)); err != nil {
 					return
 				}
 			}
@@ -139,6 +155,16 @@ func (s *rawServer) dial(ctx context.Context, network, _ string) (net.Conn, erro
 func (s *rawServer) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
 	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }
+
+// Suffixes of a rawServer answer: after writing the answer, the server
+// closes the TCP connection without a TLS close_notify (rawCut), says
+// close_notify and closes (rawClose), or waits for the client to hang up
+// (rawHang).
+const (
+	rawCut   = "\x00cut"
+	rawClose = "\x00close"
+	rawHang  = "\x00hang"
+)
 
 func rawOK(body string) string {
 	return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + itoa(len(body)) + "\r\nSet-Cookie: s=1\r\n\r\n" + body

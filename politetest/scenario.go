@@ -39,6 +39,11 @@ type Scenario struct {
 	Seed int64
 	// Domain is the names' suffix. "": "example".
 	Domain string
+	// Now, when set, is the web's clock: articles are dated in the hours
+	// before it, the newest in the last hour, as a live site's are, so a
+	// digest of "today's" stories finds them. Zero: articles are dated from
+	// 2026-01-01, and the same seed builds the same web byte for byte.
+	Now time.Time
 }
 
 // RobotsMix gives the shares (each 0–1, summing to at most 1) of
@@ -326,9 +331,13 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 			si.RobotsBody = robots.Body
 		}
 
+		epoch := articleEpoch
+		if !sc.Now.IsZero() {
+			epoch = sc.Now.Add(-time.Duration(per+1) * time.Hour).Truncate(time.Second)
+		}
 		for j := 1; j <= per; j++ {
 			section := sections[0]
-			published := articleEpoch.Add(time.Duration(j)*time.Hour + time.Duration(rng.IntN(3600))*time.Second)
+			published := epoch.Add(time.Duration(j)*time.Hour + time.Duration(rng.IntN(3600))*time.Second)
 			a := s.AddArticle(Article{
 				ID:        j,
 				Path:      paths[j-1],

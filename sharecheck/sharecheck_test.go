@@ -14,15 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/internal/clock"
+	"github.com/politefetch/politefetch/internal/leaktest"
 	"github.com/politefetch/politefetch/politetest"
 	"github.com/politefetch/politefetch/sharecheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // interval is the tests' per-site interval: the strict news policy's 1 s
 // scaled down, so that the auditor still checks every gap.

@@ -15,8 +15,10 @@ import (
 )
 
 // Run runs the conformance suite against stores made by newStore, which
-// must return an empty store each call. It uses t.Run for each check.
-func Run(t *testing.T, newStore func() backoff.Store) {
+// must return an empty store each call. It uses t.Run for each check and
+// calls newStore with that check's own t, so a factory may skip it or
+// register its cleanup there.
+func Run(t *testing.T, newStore func(t *testing.T) backoff.Store) {
 	t.Helper()
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
@@ -26,7 +28,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	}
 
 	t.Run("GetMissing", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		_, ok, err := s.Get(ctx, "absent.example")
 		if err != nil || ok {
 			t.Fatalf("Get(absent) = ok %v, err %v; want false, nil", ok, err)
@@ -34,7 +36,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("RoundTrip", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		for _, want := range []backoff.State{full, {Strikes: 1, LastStatus: 403, LastAt: at, Until: at.Add(5 * time.Minute)}} {
 			put(t, s, "a.example", want)
 			got, ok, err := s.Get(ctx, "a.example")
@@ -48,7 +50,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("UpdateSeesCurrent", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		put(t, s, "a.example", full)
 		var seen backoff.State
 		var seenOK bool
@@ -65,7 +67,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("Delete", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		put(t, s, "a.example", full)
 		err := s.Update(ctx, "a.example", func(backoff.State, bool) (backoff.State, bool) { return backoff.State{}, false })
 		if err != nil {
@@ -82,7 +84,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("KeysIndependent", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		put(t, s, "a.example", full)
 		put(t, s, "b.example", backoff.State{Strikes: 1, LastStatus: 401, LastAt: at})
 		got, _, _ := s.Get(ctx, "a.example")
@@ -95,7 +97,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("UpdateAtomic", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		const workers, each = 8, 50
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
@@ -130,7 +132,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("Sweep", func(t *testing.T) {
-		s := newStore()
+		s := newStore(t)
 		sw, ok := s.(backoff.Sweeper)
 		if !ok {
 			t.Skip("store does not implement backoff.Sweeper")
@@ -151,7 +153,7 @@ func Run(t *testing.T, newStore func() backoff.Store) {
 	})
 
 	t.Run("LedgerHonoursRefusal", func(t *testing.T) {
-		l := &backoff.Ledger{Store: newStore()}
+		l := &backoff.Ledger{Store: newStore(t)}
 		now := at
 		o := backoff.Outcome{Kind: backoff.Article, Status: 403}
 		if _, err := l.Observe(ctx, "shop.example", o, now); err != nil {

@@ -3,10 +3,13 @@
 // article-extraction benchmark, in one run, and prints F1, precision, recall
 // and pages per second on one core for each:
 //
-//	cd bench && go run ./aeb -data DIR
+//	cd bench && go run ./aeb -data DIR[,DIR...]
 //
-// -data defaults to $AEB_DATA. -predictions PREFIX writes each extractor's
-// output to PREFIX-<name>.json in the benchmark's format.
+// -data defaults to $AEB_DATA; several folders (the AEB and the Dragnet
+// test split, say) are run one after the other and reported each on its
+// own. -predictions PREFIX writes each extractor's output to
+// PREFIX-<name>.json in the benchmark's format (PREFIX-<folder>-<name>.json
+// when several folders are given), for score.py --diff.
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"codeberg.org/readeck/go-readability/v2"
@@ -33,10 +37,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "aeb: no data folder: pass -data or set AEB_DATA")
 		os.Exit(2)
 	}
-	pages, err := aeb.Load(*data)
+	dirs := strings.Split(*data, ",")
+	for i, dir := range dirs {
+		prefix := *preds
+		if prefix != "" && len(dirs) > 1 {
+			prefix += "-" + filepath.Base(filepath.Clean(dir))
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		if err := runSet(dir, prefix, *rounds, *only); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
+
+// runSet runs the extractors named by only over the folder dir and prints
+// their figures; prefix, when not "", names the predictions files.
+func runSet(dir, prefix string, rounds int, only string) error {
+	pages, err := aeb.Load(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
 	extractors := []struct {
 		name string
@@ -48,20 +70,20 @@ func main() {
 	}
 	var results []aeb.Result
 	for _, e := range extractors {
-		if *only != "" && !strings.Contains(","+*only+",", ","+e.name+",") {
+		if only != "" && !strings.Contains(","+only+",", ","+e.name+",") {
 			continue
 		}
-		r := aeb.Run(e.name, pages, *rounds, e.f)
+		r := aeb.Run(e.name, pages, rounds, e.f)
 		results = append(results, r)
-		if *preds != "" {
-			if err := aeb.WritePredictions(*preds+"-"+e.name+".json", r.Predictions); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+		if prefix != "" {
+			if err := aeb.WritePredictions(prefix+"-"+e.name+".json", r.Predictions); err != nil {
+				return err
 			}
 		}
 	}
-	fmt.Printf("%d pages, GOMAXPROCS=1, best of %d rounds\n", len(pages), *rounds)
+	fmt.Printf("%s: %d pages, GOMAXPROCS=1, best of %d rounds\n", filepath.Base(filepath.Clean(dir)), len(pages), rounds)
 	aeb.Print(os.Stdout, results...)
+	return nil
 }
 
 func pageURL(p *aeb.Page) *url.URL {

@@ -27,7 +27,8 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // Run checks that the States newState returns behave as crawl.State
 // documents: schedules, the pass lease (with many owners contending at
 // once), references and their first-seen instants, per-pass attempt and
-// failure counters, and withdrawal.
+// failure counters, and withdrawal; and, for a State that is a
+// crawl.Tallier, each source's tally.
 func Run(t *testing.T, newState func(t *testing.T) crawl.State) {
 	t.Helper()
 	cases := []struct {
@@ -45,6 +46,7 @@ func Run(t *testing.T, newState func(t *testing.T) crawl.State) {
 		{"FailuresConsecutive", testFailures},
 		{"ForgetWithdraws", testForget},
 		{"SourcesIndependent", testIndependent},
+		{"TallyCountsWhatItRecords", testTally},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -364,5 +366,55 @@ func testIndependent(t *testing.T, st crawl.State) {
 	}
 	if _, ok := must2(t)(st.Ref(ctx, "s1", "1")); !ok {
 		t.Fatal("forgetting s2 removed s1's reference")
+	}
+}
+
+// testTally: a Tallier counts a read per Attempt, an outcome once when a
+// pending reference is settled (never again when settled anew), a deposit
+// failure per Failure(true), adds what AddTally is given, keeps sources
+// apart, and forgets a withdrawn source's tally.
+func testTally(t *testing.T, st crawl.State) {
+	tl, isTallier := st.(crawl.Tallier)
+	if !isTallier {
+		t.Skip("not a crawl.Tallier")
+	}
+	ctx := context.Background()
+	if got := ok(tl.Tally(ctx, "s"))(t); got != (crawl.Tally{}) {
+		t.Fatalf("unknown source's tally = %+v, want zero", got)
+	}
+	l := ok(st.AcquireLease(ctx, "s", "a", t0, time.Minute))(t)
+	for _, k := range []string{"1", "2", "3", "4", "5"} {
+		see(t, st, "s", crawl.RefState{Key: k, URL: "https://a.example/" + k}, t0)
+	}
+	for _, k := range []string{"1", "1", "2", "3"} {
+		ok(st.Attempt(ctx, "s", l.Pass, k))(t)
+	}
+	for k, o := range map[string]crawl.Outcome{"1": crawl.Deposited, "2": crawl.Excerpted, "3": crawl.Excluded, "4": crawl.Mismatch} {
+		if err := st.Settle(ctx, "s", k, o, "", t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Settle(ctx, "s", "1", crawl.Deposited, "", t0); err != nil { // again: counted once
+		t.Fatal(err)
+	}
+	ok(st.Failure(ctx, "s", l.Pass, true))(t)
+	ok(st.Failure(ctx, "s", l.Pass, true))(t)
+	ok(st.Failure(ctx, "s", l.Pass, false))(t)
+	if err := tl.AddTally(ctx, "s", crawl.Tally{TriggerReads: 2, NotModified: 1, RobotsReads: 1, ImageReads: 3, Refusals: 4, Failures: 5}); err != nil {
+		t.Fatal(err)
+	}
+	want := crawl.Tally{Reads: 4, TriggerReads: 2, NotModified: 1, RobotsReads: 1, ImageReads: 3, Deposits: 1, Excerpts: 1,
+		Excluded: 1, Mismatches: 1, Refusals: 4, Failures: 5, DepositFailures: 2}
+	if got := ok(tl.Tally(ctx, "s"))(t); got != want {
+		t.Fatalf("tally = %+v,\nwant %+v", got, want)
+	}
+	if got := ok(tl.Tally(ctx, "other"))(t); got != (crawl.Tally{}) {
+		t.Fatalf("another source's tally = %+v, want zero", got)
+	}
+	if err := st.Forget(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(tl.Tally(ctx, "s"))(t); got != (crawl.Tally{}) {
+		t.Fatalf("tally after Forget = %+v, want zero", got)
 	}
 }

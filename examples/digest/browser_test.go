@@ -96,7 +96,7 @@ func demoServer(t *testing.T, o options, now time.Time) (*httptest.Server, *dige
 	}
 	t.Cleanup(func() { l.Close() })
 	l.pubs = pubs // the demo's brands and categories, as its configuration would give them
-	want, err := l.make(ctx, o, now)
+	want, _, err := l.make(ctx, o, now)
 	if err != nil {
 		t.Fatal(err)
 	}

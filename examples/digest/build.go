@@ -16,22 +16,42 @@ func (o options) prefs() digest.Preferences {
 	return digest.Preferences{
 		Categories: list(o.cats), ExcludeCategories: list(o.exCats),
 		Sources: list(o.srcs), ExcludeSources: list(o.exSrcs),
-		MaxPerCategory: o.max,
+		MaxPerCategory: o.max, Window: o.window,
 	}
 }
 
 // make builds the digest at now.
-func (l *library) make(ctx context.Context, o options, now time.Time) (*digest.Digest, error) {
-	stories, err := l.stories(ctx, now)
+func (l *library) make(ctx context.Context, o options, now time.Time) (*digest.Digest, []digest.Story, error) {
+	stories, err := l.stories(ctx, now, o.window)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := digest.Builder{Title: o.title, Summarizer: l.summaries}
-	return b.Build(ctx, now, stories, o.prefs())
+	d, err := b.Build(ctx, now, stories, o.prefs())
+	return d, stories, err
+}
+
+// emptyReason says why a digest holds no story: nothing read in the
+// window, or the newest story's age against the window.
+func emptyReason(stories []digest.Story, window time.Duration, now time.Time) string {
+	if len(stories) == 0 {
+		return "the store holds no story of these sources (crawl first, or check -config's sources)"
+	}
+	var newest time.Time
+	for _, s := range stories {
+		if s.Published.After(newest) {
+			newest = s.Published
+		}
+	}
+	if newest.IsZero() {
+		return fmt.Sprintf("%d deposits read, none with a date", len(stories))
+	}
+	return fmt.Sprintf("%d stories in the store, but the newest was published %v ago (%s), beyond -window %v",
+		len(stories), now.Sub(newest).Round(time.Second), newest.Format(time.RFC3339), window)
 }
 
 func build(ctx context.Context, l *library, o options, now time.Time, stdout io.Writer) error {
-	d, err := l.make(ctx, o, now)
+	d, stories, err := l.make(ctx, o, now)
 	if err != nil {
 		return err
 	}
@@ -56,6 +76,14 @@ func build(ctx context.Context, l *library, o options, now time.Time, stdout io.
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d stories in %d categories\n", o.out, d.Cards(), len(d.Sections))
+	if d.Cards() == 0 {
+		if len(stories) == 0 { // nothing read in the window: what is there at all?
+			if all, err := digest.Stories(ctx, l.deps, l.pubs, time.Time{}); err == nil {
+				stories = all
+			}
+		}
+		fmt.Fprintf(stdout, "the digest is empty: %s\n", emptyReason(stories, o.window, now))
+	}
 	return nil
 }
 
@@ -64,7 +92,7 @@ func build(ctx context.Context, l *library, o options, now time.Time, stdout io.
 func handler(l *library, o options, now func() time.Time) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		d, err := l.make(r.Context(), o, now())
+		d, _, err := l.make(r.Context(), o, now())
 		if err != nil {
 			http.Error(w, "digest unavailable", http.StatusInternalServerError)
 			return
@@ -79,7 +107,7 @@ func handler(l *library, o options, now func() time.Time) http.Handler {
 		_, _ = w.Write(b.Bytes())
 	})
 	mux.HandleFunc("GET /feed.json", func(w http.ResponseWriter, r *http.Request) {
-		d, err := l.make(r.Context(), o, now())
+		d, _, err := l.make(r.Context(), o, now())
 		if err != nil {
 			http.Error(w, "digest unavailable", http.StatusInternalServerError)
 			return

@@ -35,6 +35,8 @@ import (
 	"os/signal"
 	"strings"
 	"time"
+
+	"github.com/politefetch/politefetch/digest"
 )
 
 func main() {
@@ -51,6 +53,7 @@ type options struct {
 	cats, exCats         string
 	srcs, exSrcs         string
 	max                  int
+	window               time.Duration // how far back the day's stories go
 	// build
 	out, feed string
 	// serve
@@ -70,6 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config", "", "a crawl configuration whose sources: give brands, categories and logos")
 	fs.BoolVar(&o.demo, "demo", false, "crawl a simulated web in this process and digest it (with -store, write its deposits there)")
 	fs.StringVar(&o.title, "title", "", "the digest's title")
+	fs.DurationVar(&o.window, "window", digest.DefaultWindow, "how far back the digest's stories go, by their publication time")
 	fs.StringVar(&o.cats, "categories", "", "only these categories, in this order (comma-separated)")
 	fs.StringVar(&o.exCats, "exclude-categories", "", "categories never shown (comma-separated)")
 	fs.StringVar(&o.srcs, "sources", "", "only these sources, by ID or name (comma-separated)")
@@ -85,7 +89,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if !o.demo && o.store == "" {
+	if o.window <= 0 {
+		fmt.Fprintf(stderr, "digest: -window %v: want a positive duration, such as 24h\n", o.window)
+		return 2
+	}
+	if !o.demo && o.store == "" && o.config == "" {
 		fmt.Fprintln(stderr, "digest: -store or -demo is required")
 		return 2
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,9 +42,9 @@ func (l *library) Close() error {
 	return nil
 }
 
-// stories returns the deposits of the day before now as stories.
-func (l *library) stories(ctx context.Context, now time.Time) ([]digest.Story, error) {
-	return digest.Stories(ctx, l.deps, l.pubs, now.Add(-digest.DefaultWindow))
+// stories returns the deposits read in the window before now as stories.
+func (l *library) stories(ctx context.Context, now time.Time, window time.Duration) ([]digest.Story, error) {
+	return digest.Stories(ctx, l.deps, l.pubs, now.Add(-cmp.Or(window, digest.DefaultWindow)))
 }
 
 func open(ctx context.Context, o options, log io.Writer) (*library, error) {
@@ -57,23 +59,25 @@ func open(ctx context.Context, o options, log io.Writer) (*library, error) {
 			return nil, err
 		}
 		cfg = c
-		if o.store == "" && c.Store.Path != "" {
-			o.store = c.Store.Path
+		if o.store == "" && c.storePath != "" {
+			o.store = c.storePath
 			if !filepath.IsAbs(o.store) {
 				o.store = filepath.Join(filepath.Dir(o.config), o.store)
 			}
 		}
 	}
+	if o.store == "" && !o.demo {
+		return nil, errors.New("no store: give -store, or a -config whose store.path names one")
+	}
 	if o.store != "" {
 		// A reader of the store: it must exist (only -demo writes one), and
 		// this process sweeps nothing of the crawler's state.
 		opts := &sqlite.Options{SweepEvery: -1}
-		if !o.demo {
-			if _, err := os.Stat(o.store); err != nil {
-				return nil, fmt.Errorf("store: %w", err)
-			}
+		open := sqlite.OpenReadOnly // a reader: nothing created, migrated or locked
+		if o.demo {
+			open = sqlite.Open
 		}
-		db, err := sqlite.Open(ctx, o.store, opts)
+		db, err := open(ctx, o.store, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -110,15 +114,21 @@ func open(ctx context.Context, o options, log io.Writer) (*library, error) {
 }
 
 // config is the part of a crawl configuration the digest reads: its
-// sources (with an optional logo each) and its store.
+// sources (with an optional logo each) and its store's path. The other
+// sections of politecrawl's configuration are accepted as they stand (the
+// crawl checks them); any other key is an error naming its line.
 type config struct {
-	Store struct {
-		Path string `yaml:"path"`
-	} `yaml:"store"`
+	Crawler yaml.Node `yaml:"crawler"`
+	Policy  yaml.Node `yaml:"policy"`
+	Crawl   yaml.Node `yaml:"crawl"`
+	Outputs yaml.Node `yaml:"outputs"`
+	Store   yaml.Node `yaml:"store"`
 	Sources []struct {
 		crawl.Source `yaml:",inline"`
 		Logo         string `yaml:"logo"`
 	} `yaml:"sources"`
+
+	storePath string
 }
 
 func readConfig(path string) (*config, error) {
@@ -126,9 +136,22 @@ func readConfig(path string) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As strict as politecrawl's: a key this reader does not know is an
+	// error naming its line, not a setting silently ignored.
 	var c config
-	if err := yaml.Unmarshal(b, &c); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Store.Kind != 0 {
+		var st struct {
+			Path string `yaml:"path"`
+		}
+		if err := c.Store.Decode(&st); err != nil {
+			return nil, fmt.Errorf("%s: store: %w", path, err)
+		}
+		c.storePath = st.Path
 	}
 	return &c, nil
 }
@@ -137,8 +160,7 @@ func readConfig(path string) (*config, error) {
 // query the store documents; the store's Go API lists deposits of a named
 // source only.
 func storedSources(ctx context.Context, path string) ([]string, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyURI(path))
 	if err != nil {
 		return nil, err
 	}

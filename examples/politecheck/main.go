@@ -43,10 +43,12 @@
 // these per-host chains. The report also gives the bound for the requests
 // the crawler actually made.
 //
-// The exit status is 0 when the audit found nothing and the crawler exited
-// 0; 1 when the audit found a violation; 3 when the audit found nothing but
-// the crawler failed or ran out of time; 2 when politecheck itself could
-// not run.
+// The exit status is 0 when the audit found nothing, the crawler exited 0
+// and every page the web expected was fetched; 1 when the audit found a
+// violation; 3 when the audit found nothing but the crawler failed or ran
+// out of time; 4 when the audit found nothing and the crawler exited 0 but
+// pages the web expected (allowed by robots.txt, on well-behaved hosts) were
+// never fetched; 2 when politecheck itself could not run.
 //
 // With -serve, politecheck starts the web, prints the variables as shell
 // assignments, and waits for an interrupt (Ctrl-C); then it prints the
@@ -89,6 +91,10 @@ const (
 	exitViolation = 1
 	exitUsage     = 2
 	exitCrawler   = 3
+	// exitIncomplete: polite, the crawler exited 0, but pages the web
+	// expected (allowed, on well-behaved hosts) were never fetched: a
+	// crawler that reads nothing is not certified.
+	exitIncomplete = 4
 )
 
 // config is politecheck's flags.

@@ -348,9 +348,18 @@ func TestCertifiesOtherCrawler(t *testing.T) {
 
 // A crawler that exits non-zero, or outlives -timeout, is not certified
 // even when polite (exit 3); a command that cannot start is politecheck's
-// own failure (exit 2).
+// own failure (exit 2); a crawler that exits 0 having read nothing is not
+// certified (exit 4, the missing pages named).
 func TestCrawlerFailure(t *testing.T) {
 	t.Parallel()
+	if r := check(t, "-hosts", "2", "--", "true"); r.code != exitIncomplete || r.rep.OK || r.rep.Pages.Missing != r.rep.Pages.Expected || r.rep.Pages.Expected == 0 {
+		t.Errorf("politecheck -- true: exit %d, report %+v; want %d, not OK, every page missing", r.code, r.rep.Pages, exitIncomplete)
+	}
+	var text bytes.Buffer
+	if code, _ := run(context.Background(), []string{"-q", "-hosts", "1", "--", "true"}, &text, io.Discard); code != exitIncomplete ||
+		!strings.Contains(text.String(), "politecheck: INCOMPLETE: ") {
+		t.Errorf("politecheck -- true: exit %d, want %d and a verdict saying so:\n%s", code, exitIncomplete, text.String())
+	}
 	if r := check(t, "-hosts", "1", "--", "sh", "-c", "exit 4"); r.code != exitCrawler || r.rep.Crawler.ExitCode != 4 {
 		t.Errorf("exit %d (crawler %+v), want %d", r.code, r.rep.Crawler, exitCrawler)
 	}
@@ -371,7 +380,8 @@ func TestPlaceholdersAndEnvironment(t *testing.T) {
 	out := filepath.Join(dir, "seen")
 	script := `printf '%s|%s|%s\n' "$1" "$POLITECHECK_ADDR" "$SSL_CERT_FILE" > ` + out + `; cat "$POLITECHECK_SEEDS" >> ` + out
 	r := check(t, "-hosts", "2", "-dir", dir, "-requests", filepath.Join(dir, "requests.jsonl"), "--", "sh", "-c", script, "sh", "{addr} {seeds} {ca}")
-	if r.code != exitOK {
+	if r.code != exitIncomplete { // the script reads nothing
+
 		t.Fatalf("exit %d, %v\n%s", r.code, r.err, r.stdout)
 	}
 	b, err := os.ReadFile(out)

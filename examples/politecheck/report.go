@@ -224,7 +224,7 @@ func buildReport(cfg *config, e *env, cr *crawlerRun) *report {
 	if ideal > 0 {
 		r.WallOverIdeal = r.WallSeconds / ideal.Seconds()
 	}
-	r.OK = r.Violations == 0 && !r.crawlerFailed
+	r.OK = r.Violations == 0 && !r.crawlerFailed && r.Pages.Missing == 0
 	return r
 }
 
@@ -241,6 +241,8 @@ func (r *report) exitCode() int {
 		return exitViolation
 	case r.crawlerFailed:
 		return exitCrawler
+	case r.Pages.Missing > 0:
+		return exitIncomplete
 	}
 	return exitOK
 }
@@ -258,6 +260,8 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 		verdict = fmt.Sprintf("IMPOLITE: %d violations", r.Violations)
 	case r.crawlerFailed:
 		verdict = "the crawler failed (no violations)"
+	case r.Pages.Missing > 0:
+		verdict = fmt.Sprintf("INCOMPLETE: %d of %d pages expected were never fetched (no violations)", r.Pages.Missing, r.Pages.Expected)
 	}
 	fmt.Fprintf(&b, "politecheck: %s, %d requests to %d hosts (web: %d sites × %d articles, seed %d)\n",
 		verdict, r.Requests, r.Hosts, r.Scenario.Hosts, r.Scenario.ArticlesPerHost, r.Scenario.Seed)

@@ -159,6 +159,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		deposits = ww
 	}
 
+	outs := newOutcomes(cfg.Sources)
 	c := &crawl.Crawler{
 		Client:          client,
 		Sources:         cfg.Sources,
@@ -168,7 +169,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		RefreshGuard:    time.Duration(cfg.Crawl.RefreshGuard),
 		MaxReads:        cfg.Crawl.MaxReads,
 		MaxFailures:     cfg.Crawl.MaxFailures,
-		OnEvent:         obs.crawlEvent,
+		OnEvent:         func(e crawl.Event) { obs.crawlEvent(e); outs.event(e) },
 		Logger:          logger,
 	}
 	if cfg.Crawl.ShareImages != "skip" {
@@ -218,9 +219,13 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		var reps []*crawl.PassReport
 		reps, err = c.RunOnce(ctx)
 		for _, r := range reps {
-			if r != nil && r.Err != nil && ctx.Err() == nil {
+			if r == nil {
+				continue
+			}
+			outs.pass(r)
+			if r.Err != nil && ctx.Err() == nil {
 				// A lease held elsewhere, a store that could not answer: the
-				// source was not crawled in full, and the exit status says so.
+				// crawl could not run this source's pass (exit 2).
 				logger.Warn("pass ended early", "source", r.Source, "err", r.Err)
 				passErrs = append(passErrs, r.Source+": "+r.Err.Error())
 			}
@@ -233,23 +238,41 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	<-dueDone
 	interrupted := ctx.Err() != nil
 	if errors.Is(err, context.Canceled) && interrupted {
-		err = nil
+		err = nil // Ctrl-C: the operator's choice, not a failure
 	}
 	<-tallyDone
 	if terr := saveTallies(talliesPath(db.Path()), runID, c, obs, true); terr != nil {
 		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
 	}
+	now := time.Now()
+	settleCtx, endSettle := context.WithTimeout(context.Background(), 5*time.Second)
+	outs.settle(settleCtx, state, db.Robots(), now)
+	endSettle()
 	s := obs.snapshot()
+	robotsReads := db.robotsFetches.Load()
 	logger.Info("crawl ended", "interrupted", interrupted, "elapsed", time.Since(start).Round(time.Millisecond).String(),
-		"requests", s.Requests, "deposited", s.Deposited, "excerpts", s.Excerpted, "failed", s.Failed,
-		"refused", s.Refused, "not_modified", s.NotModified, "cooling", s.Cooling, "suspended", s.Suspended)
-	fmt.Fprintf(stdout, "crawl: %d reads, %d deposited, %d excerpts, %d failed, %d refused, %d answered 304; %d hosts cooling down, %d suspended\n",
-		s.Requests, s.Deposited, s.Excerpted, s.Failed, s.Refused, s.NotModified, s.Cooling, s.Suspended)
+		"requests", s.Requests, "robots_txt", robotsReads, "deposited", s.Deposited, "excerpts", s.Excerpted, "failed", s.Failed,
+		"abandoned", s.Abandoned, "refused", s.Refused, "not_modified", s.NotModified, "cooling", s.Cooling, "suspended", s.Suspended)
+	fmt.Fprintf(stdout, "crawl: %d reads, %d deposited, %d excerpts, %d failed, %d refused, %d answered 304; %d hosts cooling down, %d suspended; robots.txt read %d times\n",
+		s.Requests, s.Deposited, s.Excerpted, s.Failed, s.Refused, s.NotModified, s.Cooling, s.Suspended, robotsReads)
+	if interrupted {
+		fmt.Fprintf(stdout, "crawl: interrupted; %d reads abandoned (they stay due)\n", s.Abandoned)
+	}
+	failed := outs.failed()
+	if len(failed) > 0 || len(outs.notDue()) > 0 {
+		if len(failed) > 0 {
+			fmt.Fprintf(stdout, "crawl: %d of %d sources could not be read:\n", len(failed), len(outs.order))
+		}
+		outs.print(stdout, now)
+	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	if len(passErrs) > 0 {
 		return fmt.Errorf("crawl: %d passes ended early: %s", len(passErrs), strings.Join(passErrs, "; "))
+	}
+	if len(failed) > 0 {
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("crawl: %d of %d sources could not be read", len(failed), len(outs.order))}
 	}
 	return nil
 }

@@ -24,8 +24,10 @@ func TestExplain_AllowedDisallowedCoolingBlocked(t *testing.T) {
 	sw.web.Site("news-2.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /news/\n"})
 	store := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := readyConfig("strict-news")
-	if r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...); r.code != 0 {
-		t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// news-1's 429 leaves it unread: exit 1, the cause named.
+	if r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...); r.code != 1 ||
+		!strings.Contains(r.stdout, "news-1.example (news-1): the site asked us to wait (HTTP 429)") {
+		t.Fatalf("crawl: exit %d, want 1 naming news-1's 429\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	explain := func(u string) result {
 		return politecrawl(t, nil, append([]string{"explain", "-config", cfg, "-store", store}, append(sw.flags, u)...)...)

@@ -63,7 +63,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	case *audit != "strict-news" && *audit != "digest" && *audit != "vault":
 		return fmt.Errorf("serve: -audit must be strict-news, digest or vault, not %q", *audit)
 	}
-	sc := politetest.Scenario{Hosts: *sites, ArticlesPerHost: *articles, RudeShare: *rude, Seed: *seed}
+	sc := politetest.Scenario{Hosts: *sites, ArticlesPerHost: *articles, RudeShare: *rude, Seed: *seed, Now: time.Now()}
 	if err := sc.Validate(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -63,10 +63,14 @@ func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *stores, cr
 	if path == "" {
 		path = cfg.StorePath()
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+	if cmd == "withdraw" {
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+		}
 	}
-	db, err := openStores(ctx, cfg, path)
+	// Every command but withdraw only reads: the store is opened read-only,
+	// and its failures name the cause (no such directory, not a store, …).
+	db, err := openStoresMode(ctx, cfg, path, cmd != "withdraw")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -131,6 +135,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout)
 	if v.failed > 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("verify: %d of %d proofs failed", v.failed, v.checked)}
+	}
+	if v.checked == 0 {
+		// Nothing verified is nothing proved: an empty file, a store
+		// without deposits, a file of another kind.
+		return &ExitError{Code: 1, Msg: "verify: no proof was checked: nothing here carries a proof of fetch"}
 	}
 	return nil
 }

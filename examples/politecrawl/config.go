@@ -188,7 +188,11 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(name string, data []byte) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ConfigError{File: name, Reason: strings.TrimPrefix(err.Error(), "yaml: ")}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, &ConfigError{File: name, Reason: strings.TrimPrefix(err.Error(), "yaml: ")}
+		}
+		return nil, syntaxError(name, data, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, &ConfigError{File: name, Reason: "empty configuration"}

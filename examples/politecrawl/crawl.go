@@ -32,7 +32,6 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -171,7 +170,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		Backlog: BacklogSummary{Site: backlog},
 	}
 	t := &tally{sum: sum, out: out, sites: len(info.Sites)}
-	day := clock.NewManual(time.Now())
+	day := newSimDay(time.Now())
 	c := &crawl.Crawler{Client: client, Sources: sources, Clock: day, OnEvent: t.event}
 	var robotsKnown map[string]bool
 	if cfg.Store != nil {

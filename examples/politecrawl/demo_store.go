@@ -39,7 +39,6 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/internal/hostkey"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -105,10 +104,9 @@ func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *St
 			}
 		}
 		for _, host := range src.Admitted {
-			key, err := hostkey.Normalize(host)
-			if err != nil {
-				continue
-			}
+			// The simulated web's host names are already keys of the
+			// robots.txt store: lower-case DNS names on the default port.
+			key := host
 			// Only a record still fresh: an expired one is fetched again
 			// before the host is asked for anything else, as on any run.
 			if rec, ok, err := st.Robots().Get(ctx, key); err != nil {

@@ -124,8 +124,13 @@ func TestCrawl_SIGINTThenRestart_S4_NoLostDepositNoRequestInCooldown(t *testing.
 	}
 	for range lines {
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("after SIGINT: %v\n%s", err, logText.String())
+	// The interruption is no failure; news-1's 429 is: the exit status is
+	// 1 and the summary names the host and why (docs/exit-codes.md).
+	if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("after SIGINT: %v, want exit status 1 for news-1's 429\n%s\n%s", err, stdout.String(), logText.String())
+	}
+	if !strings.Contains(stdout.String(), "news-1.example (news-1): the site asked us to wait (HTTP 429)") {
+		t.Errorf("the summary does not name news-1's 429:\n%s", stdout.String())
 	}
 	if !strings.Contains(logText.String(), `"interrupted":true`) {
 		t.Errorf("the log does not say the crawl was interrupted:\n%s", logText.String())
@@ -134,8 +139,8 @@ func TestCrawl_SIGINTThenRestart_S4_NoLostDepositNoRequestInCooldown(t *testing.
 
 	// Restart, one pass: what the first run left is settled.
 	r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...)
-	if r.code != 0 {
-		t.Fatalf("restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stdout, "news-1.example (news-1): held back") {
+		t.Fatalf("restart: exit %d, want 1 with news-1 held back by its 429\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	keys := exportKeys(t, cfg, store)
 	if len(keys) != 10 || first > len(keys) {

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	neturl "net/url"
 	"strconv"
@@ -39,6 +40,7 @@ type observer struct {
 	deposited   int64
 	excerpted   int64
 	failed      int64
+	abandoned   int64 // reads cut short by the run's end (Ctrl-C)
 	refused     int64
 	excluded    int64
 	passes      int64
@@ -94,6 +96,10 @@ func (o *observer) crawlEvent(e crawl.Event) {
 		o.refused++
 		o.refusals[reasonLabel(e.Reason)]++
 	case crawl.EventFailed, crawl.EventMismatch:
+		if e.Kind == crawl.EventFailed && errors.Is(e.Err, context.Canceled) {
+			o.abandoned++ // the run was ended (Ctrl-C): not the publisher's failure, nor ours
+			break
+		}
 		if e.Kind == crawl.EventMismatch {
 			o.read(e.Host, http.StatusOK, 0)
 		} else if e.Status != 0 {
@@ -287,6 +293,7 @@ func (o *observer) trim(now time.Time) {
 type snapshot struct {
 	Requests, Wire, NotModified                  int64
 	Deposited, Excerpted, Failed, Refused        int64
+	Abandoned                                    int64
 	Excluded, Passes                             int64
 	Due, InPass, Cooling, Suspended, ActiveHosts int
 	Rate, Bound                                  float64 // requests per second now, and the politeness bound for the hosts active
@@ -300,7 +307,7 @@ func (o *observer) snapshot() snapshot {
 	o.trim(now)
 	s := snapshot{
 		Requests: o.requests, Wire: o.wire, NotModified: o.notModified,
-		Deposited: o.deposited, Excerpted: o.excerpted, Failed: o.failed, Refused: o.refused,
+		Deposited: o.deposited, Excerpted: o.excerpted, Failed: o.failed, Abandoned: o.abandoned, Refused: o.refused,
 		Excluded: o.excluded, Passes: o.passes, Due: o.due, InPass: len(o.inPass), ActiveHosts: len(o.recentHosts),
 		Refusals: map[string]int64{},
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -44,6 +45,21 @@ type stores struct {
 	rs   *redis.Store    // nil: everything is in the file
 	rc   *goredis.Client // rs's client, closed by Close
 	addr string          // rc's address, for messages
+
+	// robotsFetches counts the robots.txt records written: one per
+	// robots.txt fetch the chain made (answered or not), for the summary.
+	robotsFetches atomic.Int64
+}
+
+// countingRobots counts the records put: each is a robots.txt fetch's end.
+type countingRobots struct {
+	robots.Store
+	n *atomic.Int64
+}
+
+func (c countingRobots) Put(ctx context.Context, host string, r robots.Record) error {
+	c.n.Add(1)
+	return c.Store.Put(ctx, host, r)
 }
 
 // openStores opens the SQLite file at path and, when cfg sets store.redis,
@@ -51,6 +67,13 @@ type stores struct {
 // server is an error naming its address and what the OS said, before
 // anything is fetched.
 func openStores(ctx context.Context, cfg *Config, path string) (*stores, error) {
+	return openStoresMode(ctx, cfg, path, false)
+}
+
+// openStoresMode is openStores, the SQLite file opened for reading only
+// when readOnly (report, export, verify): nothing created, migrated or
+// locked, so a store on a read-only medium, or one a crawl is writing, reads.
+func openStoresMode(ctx context.Context, cfg *Config, path string, readOnly bool) (*stores, error) {
 	var s stores
 	if rc := cfg.Store.Redis; rc != nil {
 		pw, err := rc.passwordValue()
@@ -81,7 +104,13 @@ func openStores(ctx context.Context, cfg *Config, path string) (*stores, error) 
 			return nil, err
 		}
 	}
-	db, err := sqlite.Open(ctx, path, &sqlite.Options{SyncDeposits: cfg.Store.SyncDeposits})
+	var db *sqlite.DB
+	var err error
+	if readOnly {
+		db, err = sqlite.OpenReadOnly(ctx, path, nil)
+	} else {
+		db, err = sqlite.Open(ctx, path, &sqlite.Options{SyncDeposits: cfg.Store.SyncDeposits})
+	}
 	if err != nil {
 		if s.rc != nil {
 			s.rc.Close()
@@ -136,9 +165,9 @@ func (s *stores) Ledger() backoff.Store {
 // Robots is the robots.txt records' store.
 func (s *stores) Robots() robots.Store {
 	if s.rs != nil {
-		return s.rs.Robots()
+		return countingRobots{s.rs.Robots(), &s.robotsFetches}
 	}
-	return s.DB.Robots()
+	return countingRobots{s.DB.Robots(), &s.robotsFetches}
 }
 
 // Validators is the ETag and Last-Modified store.

@@ -1,26 +1,25 @@
-// Package clock is the injectable time source shared by politefetch's
-// packages. A nil Clock means real time; tests inject a Manual clock or run
-// under testing/synctest, so a six-hour back-off is tested in microseconds.
+// Package clock holds the helpers politefetch's packages use with the public
+// clock package's Clock: Or (nil means real time) and Until (a wait to an
+// instant, exact on a Manual clock). The types are the public package's.
 package clock
 
-import "time"
+import (
+	"time"
 
-// Clock tells the time and waits. Implementations must be safe for
-// concurrent use.
-type Clock interface {
-	Now() time.Time
-	// After behaves like time.After.
-	After(d time.Duration) <-chan time.Time
-}
+	"github.com/politefetch/politefetch/clock"
+)
 
-// Real is the wall clock.
-type Real struct{}
+// Clock is the public clock.Clock.
+type Clock = clock.Clock
 
-// Now returns time.Now().
-func (Real) Now() time.Time { return time.Now() }
+// Real is the public clock.Real.
+type Real = clock.Real
 
-// After returns time.After(d).
-func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Manual is the public clock.Manual.
+type Manual = clock.Manual
+
+// NewManual returns a Manual clock reading start.
+func NewManual(start time.Time) *Manual { return clock.NewManual(start) }
 
 // Or returns c, or Real when c is nil.
 func Or(c Clock) Clock {

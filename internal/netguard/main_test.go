@@ -3,8 +3,8 @@ package netguard
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/politefetch/politefetch/internal/leaktest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }

@@ -360,14 +360,32 @@ func responseBlock(status int, h http.Header, envelope []byte) []byte {
 	return buf.Bytes()
 }
 
-// Read reads the deposits of a WARC file written by [Writer]
-// (compressed per record or not), in order. gowarc checks every record's
+// Read reads the deposits of a WARC file written by [Writer], in order:
+// uncompressed, compressed per record, or compressed in any other valid gzip
+// layout (a file re-compressed as one member, say); offsets in errors are
+// then of the uncompressed stream. gowarc checks every record's
 // syntax, Content-Length and digests; a deposit is yielded when its metadata
 // record (the proof) is read. Records of other kinds or from other writers
 // that do not form a deposit are skipped. After an error, iteration stops.
 // The deposits are not verified: call [provenance.Verify] on each.
 func Read(r io.Reader) iter.Seq2[Deposit, error] {
 	return func(yield func(Deposit, error) bool) {
+		// gowarc reads gzip one member per record and takes a member holding
+		// several records for the end of the file; Go's gzip reader reads
+		// every layout (members concatenated, however cut), so a compressed
+		// file reaches gowarc uncompressed.
+		br := bufio.NewReader(r)
+		if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				yield(Deposit{}, fmt.Errorf("%w: %v", ErrInvalid, err))
+				return
+			}
+			defer zr.Close()
+			r = zr
+		} else {
+			r = br
+		}
 		gowarcOptions.Lock()
 		wr, err := gowarc.NewWarcFileReaderFromStream(r, 0, gowarc.WithStrictValidation())
 		gowarcOptions.Unlock()

@@ -31,7 +31,8 @@ const childEnv = "POLITEFETCH_REDIS_WORKER"
 // workerConfig is what a worker process is told.
 type workerConfig struct {
 	ID       int
-	Redis    string // the Redis address
+	Redis    string   // the Redis address, or
+	Cluster  []string // the cluster's nodes
 	Prefix   string
 	Web      string // the politetest web's address
 	CA       string // the web's CA certificate, PEM
@@ -111,8 +112,14 @@ func childMain() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	rc := goredis.NewClient(&goredis.Options{Addr: cfg.Redis, MaxRetries: -1, ContextTimeoutEnabled: true, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: time.Second, WriteTimeout: time.Second})
+	var rc goredis.UniversalClient
+	if len(cfg.Cluster) > 0 {
+		rc = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cfg.Cluster, ContextTimeoutEnabled: true, DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second})
+	} else {
+		rc = goredis.NewClient(&goredis.Options{Addr: cfg.Redis, MaxRetries: -1, ContextTimeoutEnabled: true, DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second})
+	}
 	defer rc.Close()
 	clk := skewedClock{cfg.Skew}
 	store := &Store{Client: rc, Prefix: cfg.Prefix, Clock: clk, Timeout: time.Second, RobotsFetchLease: 2 * time.Second}
@@ -258,6 +265,11 @@ func childMain() int {
 				case errors.Is(err, crawl.ErrLeaseHeld):
 				default:
 					logf("worker %d: %s: %v\n", cfg.ID, id, err)
+					// Told to the test: whether the error says what failed
+					// in a type a caller can act on (a Redis *Error, a lost
+					// lease, a request the chain did not send).
+					typed := notSent(err) || errors.Is(err, crawl.ErrLeaseLost) || err.Error() == "a Redis error during the pass"
+					fmt.Printf("passerr %s %v %q\n", id, typed, err.Error())
 				}
 			}()
 		}

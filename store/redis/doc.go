@@ -27,6 +27,17 @@
 //	…
 //	cr := &crawl.Crawler{Client: c, State: st.State(), Sources: sources}
 //
+// The same Store works over a Redis Cluster: give it a go-redis
+// ClusterClient (made with ContextTimeoutEnabled). Every script and every
+// transaction touches the keys of one host or one source only, which share
+// a hash tag and so one slot (see Keys); the cluster checks it, and the
+// package's tests run every conformance suite and a crawl by three worker
+// processes on a real cluster of three masters and three replicas. Each
+// script reads the clock of the node holding its keys: the nodes' clocks
+// must agree within a few milliseconds (NTP), as one offset is kept per
+// Store. A Prefix must not hold an unmatched brace, which would move the
+// hash tag.
+//
 // Workers divide the work through the crawl state: any worker may run any
 // due source whose pass lease is free; a worker that dies loses its leases
 // when they expire, and another takes its sources over. Hosts are shared
@@ -60,6 +71,16 @@
 // next call that reaches Redis. A lease whose owner died is released by
 // nobody: it expires.
 //
+// Pass leases are on Redis's clock and renewed by their holder (crawl
+// renews at a third of its LeaseTTL), so across machines they should be
+// short: with a 45 s TTL a dead worker's sources are free for the others
+// within 45 s of its last renewal, however skewed the workers' clocks. A
+// process that knows a lease's owner is dead (a restart replacing its own
+// predecessor on one machine) need not wait: ReleaseLease is a
+// compare-and-delete on the owner, so releasing the dead owner's lease by
+// its name and acquiring it again takes it over at once; of several doing
+// so, one wins.
+//
 // Redis itself must not lose what it was told: run it with an append-only
 // file (appendonly yes; appendfsync everysec loses at most a second of
 // writes at a crash) and maxmemory-policy noeviction, since an evicted
@@ -75,8 +96,11 @@
 // pass lease (the scripts' own arithmetic), ns elsewhere.
 //
 //	key                      type        holds                                      expiry                                       written by
-//	sched:{host}             hash        last: latest start (µs)                    max(gap, lease TTL) + ScheduleRetain (1 h)   Schedule.Acquire, Started
+//	sched:{host}             hash        last: latest start (µs); seq               max(gap, lease TTL) + ScheduleRetain (1 h)   Schedule.Acquire, Started
 //	lease:{host}             sorted set  owner token → lease expiry (µs)            as sched:{host}                              Schedule.Acquire, Renew, Release
+//	wait:{host}              sorted set  waiting claim's owner → order of asking    as sched:{host}; a waiter leaves at its      Schedule.Acquire
+//	                                     (sched:{host}'s seq counts the askers)     grant or its poll-by
+//	waitby:{host}            sorted set  waiting claim's owner → poll-by (µs)       as wait:{host}                               Schedule.Acquire
 //	ledger:{host}            string      JSON of backoff.State (ns)                 none while it holds strikes or a suspension  Ledger.Update (deleted when it holds nothing)
 //	                                                                                 (only a success clears a refusal); else the
 //	                                                                                 cool-down's end + 1 min

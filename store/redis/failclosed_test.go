@@ -19,21 +19,20 @@ import (
 // unreachable is kept by the process and written at its next call once
 // Redis is back, before that call answers; another process then sees it.
 func TestLedger_RefusalKeptWhileRedisDown(t *testing.T) {
-	a, mr := newMini(t)
-	b := otherProcess(t, mr)
+	a, srv := ownStore(t)
+	a.Timeout = 500 * time.Millisecond // each call while the server is down waits this long
+	b := otherProcess(t, a)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()
-	mr.Close()
+	srv.Stop()
 	if _, err := la.Observe(ctx, "shop.example", backoff.Outcome{Kind: backoff.Feed, Status: 429, RetryAfter: "600"}, now); err == nil {
 		t.Fatal("Observe with Redis down: no error")
 	}
 	if d := la.Check(ctx, "shop.example", backoff.Feed, now); d.Allowed {
 		t.Fatalf("Check with Redis down = %+v, want refused", d)
 	}
-	if err := mr.Restart(); err != nil {
-		t.Fatal(err)
-	}
+	restart(t, srv)
 	// The first call of a, of any kind, writes what it owes.
 	if _, _, err := a.Validators().Get(ctx, "https://shop.example/feed.xml"); err != nil {
 		t.Fatal(err)
@@ -63,7 +62,7 @@ func TestSchedule_FailsClosed(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 		}
 	}()
-	dead, _ := newMini(t)
+	dead := storeAt(t, goneAddr(t), "")
 	dead.Client.Close()
 	unbounded := &Store{Client: goredis.NewClient(&goredis.Options{Addr: ln.Addr().String()})}
 	t.Cleanup(func() { unbounded.Client.Close() })
@@ -110,8 +109,7 @@ func TestClient_FailsClosedWithoutRedis(t *testing.T) {
 	web := politetest.NewWeb(t)
 	site := web.Site("news.example")
 	path := site.AddArticle(politetest.Article{}).Path
-	s, mr := newMini(t)
-	mr.Close()
+	s := storeAt(t, goneAddr(t), "") // a Redis that is gone
 	p, err := workerPolicy(100 * time.Millisecond)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,9 @@ import (
 // process takes the free slot, reads no record, and asks the host inside its
 // cool-down.
 func TestSchedule_ReleaseWaitsForOwedRefusal(t *testing.T) {
-	a, mr := newMini(t)
-	b := otherProcess(t, mr)
+	a, srv := ownStore(t)
+	a.Timeout = 500 * time.Millisecond // each call while the server is down waits this long
+	b := otherProcess(t, a)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()
@@ -29,13 +30,11 @@ func TestSchedule_ReleaseWaitsForOwedRefusal(t *testing.T) {
 	if _, ok, err := a.Schedule().Acquire(ctx, claim); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
-	mr.Close()
+	srv.Stop()
 	if _, err := la.Observe(ctx, "shop.example", backoff.Outcome{Kind: backoff.Feed, Status: 429, RetryAfter: "600"}, now); err == nil {
 		t.Fatal("Observe with Redis down: no error")
 	}
-	if err := mr.Restart(); err != nil {
-		t.Fatal(err)
-	}
+	restart(t, srv)
 	// Another goroutine of a is writing what a owes: calls do not wait for it.
 	a.flushing.Store(true)
 	_ = a.Schedule().Release(ctx, "shop.example", "a-1", now)
@@ -60,10 +59,10 @@ func TestSchedule_ReleaseWaitsForOwedRefusal(t *testing.T) {
 // recorded before the claim; a claim whose Check never came, a record this
 // process changes, and a Check of another host all read Redis.
 func TestLedger_CheckAfterClaimCostsNoRoundTrip(t *testing.T) {
-	a, mr := newMini(t)
+	a := realStore(t)
 	cnt := &counter{}
 	a.Client.(*goredis.Client).AddHook(cnt)
-	b := otherProcess(t, mr)
+	b := otherProcess(t, a)
 	ctx := context.Background()
 	la, lb := &backoff.Ledger{Store: a.Ledger()}, &backoff.Ledger{Store: b.Ledger()}
 	now := time.Now()
@@ -101,7 +100,9 @@ func TestLedger_CheckAfterClaimCostsNoRoundTrip(t *testing.T) {
 	if err := a.Schedule().Release(ctx, "shop.example", "a-1", now); err != nil {
 		t.Fatal(err)
 	}
-	mr.Del(a.key("ledger", "shop.example"))
+	if err := a.Client.Del(ctx, a.key("ledger", "shop.example")).Err(); err != nil {
+		t.Fatal(err)
+	}
 	claim.Now = now.Add(2 * time.Second)
 	if _, ok, err := a.Schedule().Acquire(ctx, claim); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)

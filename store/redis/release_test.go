@@ -27,18 +27,18 @@ func TestRobots_UnsentFetchReleasesItsLease(t *testing.T) {
 	web := politetest.NewWeb(t)
 	site := web.Site("news.example")
 	path := site.AddArticle(politetest.Article{}).Path
-	a, mr := newMini(t)
-	b := &Store{Client: a.Client}
+	a := realStore(t)
+	b := &Store{Client: a.Client, Prefix: a.Prefix}
 	u := mustURL(t, site.URL(path))
 	ctx := context.Background()
 	ca := &robots.Cache{Transport: unsent{}, UserAgent: "RedisWorkerBot/1", Store: a.Robots()}
 	if err := ca.Allow(ctx, u); !errors.Is(err, robots.ErrNotSent) {
 		t.Fatalf("Allow with nothing sent = %v, want ErrNotSent", err)
 	}
-	if mr.Exists(a.key("robotsfetch", "news.example")) {
+	if exists(t, a, a.key("robotsfetch", "news.example")) {
 		t.Fatal("the fetch lease is still held after a request that was not sent")
 	}
-	if mr.Exists(a.key("robots", "news.example")) {
+	if exists(t, a, a.key("robots", "news.example")) {
 		t.Fatal("a record was stored for a request that was not sent")
 	}
 	cb := &robots.Cache{Transport: web.Transport(), UserAgent: "RedisWorkerBot/1", Store: b.Robots()}

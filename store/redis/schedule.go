@@ -35,22 +35,44 @@ func (s *Store) Schedule() *Schedule { return &Schedule{s} }
 // print large ones in exponent form).
 const luaFmt = "local function int(x) return string.format('%.0f', x) end\n"
 
-// keepKeys sets the pacing keys' expiry to at least ms milliseconds.
-const luaKeep = `local function keep(ms)
-  for _, k in ipairs(KEYS) do
-    if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+// luaKeep sets the pacing keys' expiry to at least ms milliseconds: the
+// KEYS at the indexes given (none: the first two, the start hash and the
+// lease set), never a key a script only reads (the ledger record, whose
+// expiry is the ledger's).
+const luaKeep = `local function keep(ms, ...)
+  local idx = {...}
+  if #idx == 0 then idx = {1, 2} end
+  for _, i in ipairs(idx) do
+    if KEYS[i] and redis.call('PTTL', KEYS[i]) < ms then redis.call('PEXPIRE', KEYS[i], ms) end
   end
 end
 `
 
-// KEYS: start hash, lease sorted set, the host's ledger record. ARGV: clock
-// (2), gap µs, limit, ttl µs, owner, retain ms. Returns {wait µs} when the
-// claim must wait, else {0, now µs, the ledger record or false}.
+// KEYS: start hash, lease sorted set, the host's ledger record, the waiters
+// (owner → order of asking), the waiters' poll-by instants (owner → µs).
+// ARGV: clock (2), gap µs, limit, ttl µs, owner, retain ms, grace µs.
+// Returns {wait µs} when the claim must wait, else {0, now µs, the ledger
+// record or false}.
+//
+// Turns go in order of asking: a claim told to wait is marked a waiter, in
+// the order it first asked, and a free slot goes to the earliest waiters
+// first (a slot for each, in the order they asked): a claim that is not
+// among them, such as the holder's next request asking the moment its
+// previous one ends, waits until the first waiter's poll-by. A waiter must
+// ask again by its poll-by (the wait it was told, at most the gap or the
+// grace, plus the grace) or it loses its place: a waiter that gave up or
+// died holds nobody back for longer.
 var acquireScript = goredis.NewScript(luaNow + luaFmt + luaKeep + `
-local gap, limit, ttl, owner, retain = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local gap, limit, ttl, owner, retain, grace = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now))
+local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', int(now))
+if #gone > 0 then
+  redis.call('ZREM', KEYS[4], unpack(gone))
+  redis.call('ZREM', KEYS[5], unpack(gone))
+end
+local held = redis.call('ZCARD', KEYS[2])
 local wait = 0
-if redis.call('ZCARD', KEYS[2]) >= limit then
+if held >= limit then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   wait = tonumber(first[2]) - now
 end
@@ -59,10 +81,30 @@ if last then
   local w = tonumber(last) + gap - now
   if w > wait then wait = w end
 end
-if wait > 0 then return {wait} end
+local keepMS = math.floor(math.max(ttl, gap) / 1000) + retain
+local function queue(w)
+  if not redis.call('ZSCORE', KEYS[4], owner) then
+    redis.call('ZADD', KEYS[4], redis.call('HINCRBY', KEYS[1], 'seq', 1), owner)
+  end
+  redis.call('ZADD', KEYS[5], int(now + math.min(w, math.max(gap, grace)) + grace), owner)
+  keep(keepMS, 1, 4, 5)
+  return {w}
+end
+if wait > 0 then return queue(wait) end
+local rank = redis.call('ZRANK', KEYS[4], owner)
+local ahead = rank or redis.call('ZCARD', KEYS[4])
+if ahead >= limit - held then
+  local first = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  local by = tonumber(redis.call('ZSCORE', KEYS[5], first) or (now + 1))
+  return queue(math.max(by - now, 1))
+end
+if rank then
+  redis.call('ZREM', KEYS[4], owner)
+  redis.call('ZREM', KEYS[5], owner)
+end
 redis.call('HSET', KEYS[1], 'last', int(now))
 redis.call('ZADD', KEYS[2], int(now + ttl), owner)
-keep(math.floor(math.max(ttl, gap) / 1000) + retain)
+keep(keepMS)
 return {0, now, redis.call('GET', KEYS[3])}
 `)
 
@@ -104,19 +146,30 @@ func (sc *Schedule) retainMS() int64 {
 }
 
 // Acquire implements [fetch.Schedule]: one script that drops expired
-// leases, and grants a start and a lease if the key has a free slot and its
-// latest start is at least c.Gap before Redis's now. A granted claim also
-// reads the key's ledger record, for the ledger's Check that follows (see
-// [Ledger]).
+// leases, and grants a start and a lease if the key has a free slot, its
+// latest start is at least c.Gap before Redis's now, and no claim that
+// asked earlier is waiting for that slot. A granted claim also reads the
+// key's ledger record, for the ledger's Check that follows (see [Ledger]).
+//
+// Turns go in order of asking, across processes: a claim told to wait is
+// a waiter, and a free slot goes to the waiters in the order they first
+// asked before any claim that did not wait, such as the holder's next
+// request asking the moment its previous one ends (which would otherwise
+// win nearly every turn, its process knowing the instant the interval
+// ends). A waiter keeps its place while it asks again within the wait it
+// was told (at most the gap) and the Store's TurnGrace; one that gave up or
+// died holds the slot back by that much at most.
 func (sc *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
 	ctx, cancel, err := sc.s.call(ctx)
 	defer cancel()
 	if err != nil {
 		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
 	}
-	args := append(sc.s.clockArgs(c.Now), micros(c.Gap), max(c.Limit, 1), max(micros(c.TTL), 1), c.Owner, sc.retainMS())
+	args := append(sc.s.clockArgs(c.Now), micros(c.Gap), max(c.Limit, 1), max(micros(c.TTL), 1), c.Owner, sc.retainMS(),
+		micros(or(sc.s.TurnGrace, DefaultTurnGrace)))
 	before := sc.s.now()
-	res, err := acquireScript.Run(ctx, sc.s.Client, append(sc.keys(c.Key), sc.s.key("ledger", c.Key)), args...).Slice()
+	keys := append(sc.keys(c.Key), sc.s.key("ledger", c.Key), sc.s.key("wait", c.Key), sc.s.key("waitby", c.Key))
+	res, err := acquireScript.Run(ctx, sc.s.Client, keys, args...).Slice()
 	if err != nil {
 		return 0, false, sc.s.fail("schedule acquire", c.Key, err)
 	}

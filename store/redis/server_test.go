@@ -148,11 +148,9 @@ var (
 	prefixes   atomic.Int64
 )
 
-// realStore returns a Store over the package's shared redis-server (started
-// on first use, stopped by TestMain), with a prefix of its own, so every
-// caller sees an empty store.
-func realStore(t testing.TB) *Store {
-	t.Helper()
+// shared starts the package's shared redis-server on first use (TestMain
+// stops it), and says why there is none.
+func shared() (*server, string) {
 	sharedOnce.Do(func() {
 		var err error
 		sharedSrv, err = launch(0, "")
@@ -163,8 +161,28 @@ func realStore(t testing.TB) *Store {
 			sharedErr = noServer
 		}
 	})
-	if sharedSrv == nil {
-		t.Skip(sharedErr)
+	return sharedSrv, sharedErr
+}
+
+// requireServer skips t when the shared redis-server cannot run. A test
+// whose subtests call realStore calls it first, in the parent: a subtest
+// cannot skip its parent (a factory handed no *testing.T of its own would
+// skip the parent from inside a subtest, which panics), and a suite that
+// cannot run is one skip, not one per subtest.
+func requireServer(t testing.TB) {
+	t.Helper()
+	if srv, why := shared(); srv == nil {
+		t.Skip(why)
+	}
+}
+
+// realStore returns a Store over the package's shared redis-server (started
+// on first use, stopped by TestMain), with a prefix of its own, so every
+// caller sees an empty store; it skips t when there is no server.
+func realStore(t testing.TB) *Store {
+	t.Helper()
+	if srv, why := shared(); srv == nil {
+		t.Skip(why)
 	}
 	c := goredis.NewClient(&goredis.Options{Addr: sharedSrv.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
@@ -180,5 +198,61 @@ func TestMain(m *testing.M) {
 	if sharedSrv != nil {
 		sharedSrv.Stop()
 	}
+	if sharedCluster != nil {
+		sharedCluster.Stop()
+	}
 	os.Exit(code)
+}
+
+// ownStore starts a redis-server of t's own, with an append-only file
+// synced at every write so that it can be stopped and started again having
+// lost nothing (restart), and returns a Store over it.
+func ownStore(t testing.TB) (*Store, *server) {
+	t.Helper()
+	srv := startServerAOF(t, 0)
+	return storeAt(t, srv.Addr, ""), srv
+}
+
+// storeAt returns a Store with a client of its own over the server at addr.
+func storeAt(t testing.TB, addr, prefix string) *Store {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	return &Store{Client: c, Prefix: prefix}
+}
+
+// otherProcess returns a second Store over s's server and prefix, with its
+// own client, as another worker process would have.
+func otherProcess(t testing.TB, s *Store) *Store {
+	t.Helper()
+	return storeAt(t, s.Client.(*goredis.Client).Options().Addr, s.Prefix)
+}
+
+// restart starts srv again on its port and directory, from its append-only
+// file, after srv.Stop.
+func restart(t testing.TB, srv *server) *server {
+	t.Helper()
+	return startServerAOF(t, srv.Port, srv.dir)
+}
+
+// goneAddr is a loopback address where nothing listens: a Redis that is gone.
+func goneAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// exists reports whether key is in s's Redis.
+func exists(t testing.TB, s *Store, key string) bool {
+	t.Helper()
+	n, err := s.Client.Exists(context.Background(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }

@@ -43,6 +43,9 @@ const (
 	// DefaultStateRetain is how long a crawl source's keys outlive their
 	// last write.
 	DefaultStateRetain = 90 * 24 * time.Hour
+	// DefaultTurnGrace is how late a waiting claim may ask again and keep
+	// its turn (see [Schedule.Acquire]).
+	DefaultTurnGrace = 250 * time.Millisecond
 	// DefaultMaxRetries bounds the optimistic retries of one
 	// read-modify-write (WATCH/MULTI) that lost a race.
 	DefaultMaxRetries = 100
@@ -92,6 +95,11 @@ type Store struct {
 	// RobotsFetchLease is how long a process holds a host's robots.txt
 	// fetch lease. 0: DefaultRobotsFetchLease.
 	RobotsFetchLease time.Duration
+	// TurnGrace is how late after the wait it was told a waiting claim may
+	// ask again and keep its turn; a waiter that gave up holds its host's
+	// next slot back by at most its wait (at most the interval) and twice
+	// this. 0: DefaultTurnGrace.
+	TurnGrace time.Duration
 	// MaxRetries bounds the retries of a read-modify-write that lost a race
 	// with another process. 0: DefaultMaxRetries.
 	MaxRetries int
@@ -316,7 +324,28 @@ func (s *Store) fail(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
+	s.reloadCluster(err)
 	return &Error{Op: op, Key: key, Err: err}
+}
+
+// reloadCluster asks a ClusterClient to reload the cluster's slots after a
+// failure that may mean a node is gone: go-redis reloads them by itself on
+// a MOVED answer, or once a minute, but not when a master it still routes
+// to refuses connections, so that after a failover a Store would fail every
+// call on the dead master's slots for up to a minute after its replica was
+// promoted. The reload is lazy and rate-limited by go-redis (one at a time,
+// 200 ms apart).
+func (s *Store) reloadCluster(err error) {
+	cc, ok := s.Client.(*goredis.ClusterClient)
+	if !ok {
+		return
+	}
+	for _, own := range []error{goredis.Nil, goredis.TxFailedErr, ErrNoClient, ErrUnbounded, ErrContention, ErrCorrupt, errRefusalOwed} {
+		if errors.Is(err, own) {
+			return
+		}
+	}
+	cc.ReloadState(context.Background())
 }
 
 func (s *Store) now() time.Time { return clock.Or(s.Clock).Now() }

@@ -27,18 +27,29 @@ type crawlRun struct {
 	t      testing.TB
 	web    *politetest.Web
 	info   *politetest.ScenarioInfo
-	srv    *server
+	srv    *server  // one redis-server, or
+	clu    *cluster // a cluster
 	cfg    workerConfig
 	mu     sync.Mutex
 	procs  []*exec.Cmd
 	waits  []chan error
 	done   map[string]int         // source → worker that finished it
+	errs   []passErr              // the passes that ended in an error
 	claims map[string][]time.Time // host → when each granted claim's Acquire began
 	// excuse, when set, forgives a violation the test explains.
 	excuse func(politetest.Violation) bool
 }
 
 const workerInterval = 100 * time.Millisecond
+
+// passErr is a pass a worker ran that ended in an error.
+type passErr struct {
+	worker int
+	source string
+	typed  bool // a Redis *Error, a lost lease, a request not sent
+	msg    string
+	at     time.Time
+}
 
 func newCrawlRun(t testing.TB, hosts int, aof bool) *crawlRun {
 	t.Helper()
@@ -53,21 +64,45 @@ func newCrawlRunOf(t testing.TB, sc politetest.Scenario, interval time.Duration,
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip(noServer)
 	}
-	web, info := politetest.NewScenarioWeb(t, sc)
 	var srv *server
 	if aof {
 		srv = startServerAOF(t, 0)
 	} else {
 		srv = startServer(t, 0)
 	}
-	r := &crawlRun{t: t, web: web, info: info, srv: srv, done: map[string]int{}, claims: map[string][]time.Time{}}
+	r := newRun(t, sc, interval)
+	r.srv, r.cfg.Redis = srv, srv.Addr
+	return r
+}
+
+// newClusterRun is newCrawlRunOf on a cluster of the run's own.
+func newClusterRun(t testing.TB, sc politetest.Scenario, interval, nodeTimeout time.Duration) *crawlRun {
+	t.Helper()
+	clu := startCluster(t, nodeTimeout)
+	r := newRun(t, sc, interval)
+	r.clu, r.cfg.Cluster = clu, clu.Addrs()
+	return r
+}
+
+func newRun(t testing.TB, sc politetest.Scenario, interval time.Duration) *crawlRun {
+	t.Helper()
+	web, info := politetest.NewScenarioWeb(t, sc)
+	r := &crawlRun{t: t, web: web, info: info, done: map[string]int{}, claims: map[string][]time.Time{}}
 	r.cfg = workerConfig{
-		Redis: srv.Addr, Prefix: "crawl:", Web: web.Addr(),
+		Prefix: "crawl:", Web: web.Addr(),
 		CA:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})),
 		Sites:    info.Names(),
 		Interval: interval, LeaseTTL: 2 * time.Second,
 	}
 	return r
+}
+
+// client is a new client of the run's Redis (a cluster's: a ClusterClient).
+func (r *crawlRun) client() goredis.UniversalClient {
+	if r.clu != nil {
+		return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: r.clu.Addrs(), ContextTimeoutEnabled: true})
+	}
+	return goredis.NewClient(&goredis.Options{Addr: r.srv.Addr, ContextTimeoutEnabled: true})
 }
 
 // start starts worker id, with its clock moved by skew.
@@ -96,6 +131,14 @@ func (r *crawlRun) start(id int, skew time.Duration) *exec.Cmd {
 				r.mu.Lock()
 				r.done[src] = id
 				r.mu.Unlock()
+			} else if line, ok := strings.CutPrefix(sc.Text(), "passerr "); ok {
+				var e passErr
+				if _, err := fmt.Sscanf(line, "%s %t %q", &e.source, &e.typed, &e.msg); err == nil {
+					e.worker, e.at = id, time.Now()
+					r.mu.Lock()
+					r.errs = append(r.errs, e)
+					r.mu.Unlock()
+				}
 			} else if _, err := fmt.Sscanf(sc.Text(), "claim %s %d", &src, &n); err == nil {
 				r.mu.Lock()
 				r.claims[src] = append(r.claims[src], time.Unix(0, n))
@@ -143,9 +186,11 @@ func killed(err error) bool {
 }
 
 func (r *crawlRun) finished() int {
-	c := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr})
+	c := r.client()
 	defer c.Close()
-	n, _ := c.SCard(context.Background(), r.cfg.Prefix+"test:done").Result()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, _ := c.SCard(ctx, r.cfg.Prefix+"test:done").Result()
 	return int(n)
 }
 
@@ -201,7 +246,7 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 		}
 	}
 	bad, skipped := 0, map[string]bool{}
-	rc := goredis.NewClient(&goredis.Options{Addr: r.srv.Addr, ContextTimeoutEnabled: true})
+	rc := r.client()
 	defer rc.Close()
 	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
 	for _, s := range r.info.Sites {
@@ -405,52 +450,58 @@ func BenchmarkWorkersCrawl(b *testing.B) {
 	for b.Loop() {
 		r := newCrawlRunOf(b, politetest.Scenario{Hosts: 500, ArticlesPerHost: 20, Seed: 18,
 			Latency: [2]time.Duration{20 * time.Millisecond, 200 * time.Millisecond}}, time.Second, false)
-		for id := range 3 {
-			r.start(id, 0)
-		}
-		r.wait(5 * time.Minute)
-		rep := r.audit(3, 1)
-		reqs := r.web.Requests()
-		first, last := reqs[0].Arrived, reqs[0].Finished
-		for _, q := range reqs {
-			if q.Arrived.Before(first) {
-				first = q.Arrived
-			}
-			if q.Finished.After(last) {
-				last = q.Finished
-			}
-		}
-		span := last.Sub(first)
-		// Where the excess is: hosts started late (the last host's first
-		// request after the first host's), or each host's own span (its
-		// first request to its last answer) beyond the bound.
-		type hostSpan struct{ first, last time.Time }
-		hosts := map[string]*hostSpan{}
-		for _, q := range reqs {
-			h := hosts[q.Host]
-			if h == nil {
-				h = &hostSpan{q.Arrived, q.Finished}
-				hosts[q.Host] = h
-			}
-			if q.Arrived.Before(h.first) {
-				h.first = q.Arrived
-			}
-			if q.Finished.After(h.last) {
-				h.last = q.Finished
-			}
-		}
-		var lateStart, hostMax, hostSum time.Duration
-		for _, h := range hosts {
-			lateStart = max(lateStart, h.first.Sub(first))
-			d := h.last.Sub(h.first)
-			hostMax, hostSum = max(hostMax, d), hostSum+d
-		}
-		b.ReportMetric(lateStart.Seconds(), "late-start-s")
-		b.ReportMetric(hostMax.Seconds(), "host-span-max-s")
-		b.ReportMetric(hostSum.Seconds()/float64(len(hosts)), "host-span-mean-s")
-		b.ReportMetric(span.Seconds(), "s-span")
-		b.ReportMetric(span.Seconds()/21.2, "x-bound")
-		b.ReportMetric(float64(len(rep.Violations)), "violations")
-		b.ReportMetric(float64(rep.Requests), "requests")
+		r.crawlSpan(b)
 	}
+}
+
+// crawlSpan runs three workers to the end and reports the span of the crawl
+// and where its excess over the politeness bound is.
+func (r *crawlRun) crawlSpan(b *testing.B) {
+	for id := range 3 {
+		r.start(id, 0)
+	}
+	r.wait(5 * time.Minute)
+	rep := r.audit(3, 1)
+	reqs := r.web.Requests()
+	first, last := reqs[0].Arrived, reqs[0].Finished
+	for _, q := range reqs {
+		if q.Arrived.Before(first) {
+			first = q.Arrived
+		}
+		if q.Finished.After(last) {
+			last = q.Finished
+		}
+	}
+	span := last.Sub(first)
+	// Where the excess is: hosts started late (the last host's first
+	// request after the first host's), or each host's own span (its
+	// first request to its last answer) beyond the bound.
+	type hostSpan struct{ first, last time.Time }
+	hosts := map[string]*hostSpan{}
+	for _, q := range reqs {
+		h := hosts[q.Host]
+		if h == nil {
+			h = &hostSpan{q.Arrived, q.Finished}
+			hosts[q.Host] = h
+		}
+		if q.Arrived.Before(h.first) {
+			h.first = q.Arrived
+		}
+		if q.Finished.After(h.last) {
+			h.last = q.Finished
+		}
+	}
+	var lateStart, hostMax, hostSum time.Duration
+	for _, h := range hosts {
+		lateStart = max(lateStart, h.first.Sub(first))
+		d := h.last.Sub(h.first)
+		hostMax, hostSum = max(hostMax, d), hostSum+d
+	}
+	b.ReportMetric(lateStart.Seconds(), "late-start-s")
+	b.ReportMetric(hostMax.Seconds(), "host-span-max-s")
+	b.ReportMetric(hostSum.Seconds()/float64(len(hosts)), "host-span-mean-s")
+	b.ReportMetric(span.Seconds(), "s-span")
+	b.ReportMetric(span.Seconds()/21.2, "x-bound")
+	b.ReportMetric(float64(len(rep.Violations)), "violations")
+	b.ReportMetric(float64(rep.Requests), "requests")
 }

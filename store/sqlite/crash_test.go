@@ -6,15 +6,18 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +41,10 @@ type crashConfig struct {
 	Addr     string        // the web's TLS address
 	Sites    []string      // one source per site
 	Interval time.Duration // the per-host interval
-	Offset   time.Duration // added to the crawler's clock: each run starts later than the last ended
+	// Offset is added to the crawler's clock: each run starts where the
+	// last one's clock was at its last round, so the leases a killed run
+	// held are still unexpired when the next starts.
+	Offset time.Duration
 }
 
 var crashLoopback = netip.MustParsePrefix("127.0.0.0/8")
@@ -67,6 +73,13 @@ func crashPolicy(t testing.TB, interval time.Duration) fetch.Policy {
 // too, and later runs' feed reads are answered 304 on them; a feed read just
 // before a kill is read in full after it (the crawler keeps its validators
 // only once its items are recorded), so every article is still learnt.
+//
+// Each restart is immediate, its crawler's clock where the killed one's
+// was, so the killed child's leases (30 s) are still unexpired: no pass of
+// the restarted child may be refused for one (its owner's process is gone,
+// and the lease is taken over at once), each restart sends its first
+// request within 5 s of its start (measured on the web's clock), and no
+// article is asked for again once its deposit was reported committed.
 func TestCrashKill9_V12(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
@@ -95,18 +108,21 @@ func TestCrashKill9_V12(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 14))
-	committed := map[string]bool{} // "source digest" reported stored
+	log := &crashLog{committed: map[string]bool{}, kept: map[string]time.Time{}}
+	committed := log.committed
 	killed := 0
 	// A first run, not killed, reads the refuser alone, so its refusal is
 	// in the ledger before any kill: a kill that lands between a 429 and
 	// the ledger's write would lose what the child never got to record.
 	warm := cfg
 	warm.Sites = []string{refuser.Name()}
-	if done, _, _ := runCrashChild(t, warm, 0, 0, 0, committed); !done {
+	first := runCrashChild(t, warm, 0, 0, 0, log)
+	if !first.done {
 		t.Fatal("the warm-up run did not finish")
 	}
+	cfg.Offset = first.clockAtEnd(warm.Offset)
+	var restarts []time.Duration // from a restart after a kill to its first request
 	for run := 1; ; run++ {
-		cfg.Offset = time.Duration(run) * 24 * time.Hour
 		final := killed == kills
 		var mode string
 		var afterPuts int
@@ -118,7 +134,18 @@ func TestCrashKill9_V12(t *testing.T) {
 				mode, afterTime = "after a time", time.Duration(100+rng.IntN(900))*time.Millisecond
 			}
 		}
-		done, wasKilled, puts := runCrashChild(t, cfg, run, afterPuts, afterTime, committed)
+		r := runCrashChild(t, cfg, run, afterPuts, afterTime, log)
+		done, wasKilled, puts := r.done, r.killed, r.puts
+		if len(r.held) > 0 {
+			t.Fatalf("run %d: passes refused for a lease still held: %v (a killed run's lease is taken over at once)", run, r.held)
+		}
+		if run > 1 {
+			// The previous run was killed: how long until this one read.
+			if first, ok := firstRequestAfter(web, r.started); ok {
+				restarts = append(restarts, first.Sub(r.started))
+			}
+		}
+		cfg.Offset = r.clockAtEnd(cfg.Offset)
 		if wasKilled {
 			killed++
 			t.Logf("run %d: killed %s after %d deposits begun; %d committed so far", run, mode, puts, len(committed))
@@ -174,6 +201,40 @@ func TestCrashKill9_V12(t *testing.T) {
 			t.Fatalf("deposit %s was reported committed but is not in the file", k)
 		}
 	}
+	// The tallies are the file's, counted in the transactions of what they
+	// count: after twenty kills each source's deposits are its references
+	// settled as deposited, and every deposit was a read.
+	for _, site := range cfg.Sites {
+		tally, err := db.CrawlState().Tally(ctx, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var settled int
+		if err := db.r.QueryRow(`SELECT count(*) FROM crawl_ref WHERE source = ?1 AND outcome = 1`, site).Scan(&settled); err != nil {
+			t.Fatal(err)
+		}
+		if tally.Deposits != settled || tally.Reads < tally.Deposits {
+			t.Fatalf("%s: tally %+v after the kills, want %d deposits, each read", site, tally, settled)
+		}
+	}
+	// Nothing read twice: no article is asked for again once its deposit
+	// was reported committed.
+	for _, r := range web.Requests() {
+		if at, ok := log.kept[r.Host+" "+r.Path]; ok && r.Arrived.After(at) {
+			t.Fatalf("%s%s read again at %v, after its deposit was committed at %v", r.Host, r.Path, r.Arrived, at)
+		}
+	}
+	// Back in seconds: every restart after a kill read within 5 s of its
+	// start, measured on the web's clock.
+	if len(restarts) < kills/2 {
+		t.Fatalf("only %d of the %d restarts read anything", len(restarts), kills)
+	}
+	slowest := slices.Max(restarts)
+	if slowest > 5*time.Second {
+		t.Fatalf("a restart after a kill took %v to send its first request, want at most 5 s (all: %v)", slowest, restarts)
+	}
+	t.Logf("restarts after a kill: first request after %v at the slowest, %v at the median, over %d restarts",
+		slowest, median(restarts), len(restarts))
 	want := 0
 	for _, s := range info.Sites {
 		if !s.Rude {
@@ -241,11 +302,50 @@ func crashAudit(p fetch.Policy) politetest.Policy {
 	return ap
 }
 
+// crashLog is what the children reported over all the runs.
+type crashLog struct {
+	committed map[string]bool      // "source digest" reported stored
+	kept      map[string]time.Time // "host path" of each article deposited: when the parent learnt it
+}
+
+// childRun is what one child did.
+type childRun struct {
+	done, killed bool
+	puts         int
+	rounds       int       // rounds begun
+	held         []string  // passes refused for a lease held: "source: error"
+	started      time.Time // when it was started
+}
+
+// clockAtEnd is the crawler's clock offset at the child's last round, for
+// the next child to start at: the leases the child held are unexpired
+// then.
+func (r childRun) clockAtEnd(offset time.Duration) time.Duration {
+	return offset + time.Duration(max(r.rounds-1, 0))*16*time.Minute
+}
+
+// firstRequestAfter is when the first request arriving after t reached the
+// web.
+func firstRequestAfter(web *politetest.Web, t time.Time) (time.Time, bool) {
+	for _, r := range web.Requests() {
+		if r.Arrived.After(t) {
+			return r.Arrived, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // runCrashChild runs one child and reads its report. With afterPuts > 0 it
 // kills the child as soon as that many deposits have begun; with afterTime
 // > 0, that long after the start; with neither it lets the child finish.
-// Each deposit the child reports stored goes into committed.
-func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime time.Duration, committed map[string]bool) (done, killed bool, puts int) {
+// Each deposit the child reports stored goes into the log.
+func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime time.Duration, log *crashLog) (r childRun) {
 	t.Helper()
 	b, _ := json.Marshal(cfg)
 	path := filepath.Join(filepath.Dir(cfg.DB), fmt.Sprintf("run-%d.json", run))
@@ -260,6 +360,7 @@ func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime 
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -276,16 +377,25 @@ func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime 
 		defer timer.Stop()
 	}
 	sc := bufio.NewScanner(out)
+	done := false
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+		line := sc.Text()
+		f := strings.Fields(line)
 		switch {
 		case len(f) == 3 && f[0] == "PUT":
-			puts++
-			if afterPuts > 0 && puts >= afterPuts {
+			r.puts++
+			if afterPuts > 0 && r.puts >= afterPuts {
 				kill()
 			}
-		case len(f) == 4 && f[0] == "OK":
-			committed[f[1]+" "+f[2]] = true
+		case len(f) == 5 && f[0] == "OK":
+			log.committed[f[1]+" "+f[2]] = true
+			if u, err := url.Parse(f[4]); err == nil {
+				log.kept[u.Hostname()+" "+u.Path] = time.Now()
+			}
+		case len(f) == 2 && f[0] == "ROUND":
+			r.rounds++
+		case len(f) > 0 && f[0] == "HELD":
+			r.held = append(r.held, strings.TrimPrefix(line, "HELD "))
 		case len(f) == 1 && f[0] == "DONE":
 			done = true
 		}
@@ -295,7 +405,8 @@ func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime 
 	if !wasKilled.Load() && err != nil {
 		t.Fatalf("run %d: child failed: %v\n%s", run, err, stderr.String())
 	}
-	return done && !wasKilled.Load(), wasKilled.Load(), puts
+	r.done, r.killed = done && !wasKilled.Load(), wasKilled.Load()
+	return r
 }
 
 // TestCrashChild is the child of TestCrashKill9_V12: it does nothing in a
@@ -347,7 +458,7 @@ func TestCrashChild(t *testing.T) {
 	defer client.Close()
 	clk := &steppedClock{offset: cfg.Offset}
 	c := &crawl.Crawler{Client: client, State: db.CrawlState(), Deposits: reportingDeposits{db.Deposits()},
-		Clock: clk, LeaseTTL: 2 * time.Second,
+		Clock: clk, // the default lease: 30 s, held by a killed child when the next starts
 		OnEvent: func(ev crawl.Event) {
 			if ev.Kind == crawl.EventFailed {
 				fmt.Fprintf(os.Stderr, "failed: %s %s: %v\n", ev.Source, ev.URL, ev.Err)
@@ -360,9 +471,15 @@ func TestCrashChild(t *testing.T) {
 		})
 	}
 	for round := 0; round < 50; round++ {
+		fmt.Printf("ROUND %d\n", round)
 		reps, err := c.RunOnce(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, r := range reps {
+			if errors.Is(r.Err, crawl.ErrLeaseHeld) {
+				fmt.Printf("HELD %s: %v\n", r.Source, r.Err)
+			}
 		}
 		// Settled when a round deposits nothing, fails nothing, and queues
 		// nothing but on a host the chain refuses (the refuser, cooling
@@ -394,7 +511,7 @@ func (r reportingDeposits) Put(ctx context.Context, d *crawl.Deposit) (bool, err
 	fmt.Printf("PUT %s %s\n", d.Source, d.Digest)
 	added, err := r.Deposits.Put(ctx, d)
 	if err == nil {
-		fmt.Printf("OK %s %s %v\n", d.Source, d.Digest, added)
+		fmt.Printf("OK %s %s %v %s\n", d.Source, d.Digest, added, d.URL)
 	}
 	return added, err
 }

@@ -361,7 +361,7 @@ func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, fa
 // never confused with an earlier one.
 func (s *CrawlState) Forget(ctx context.Context, source string) error {
 	return s.db.write(ctx, "crawl forget", source, true, func(tx *sql.Tx) error {
-		for _, st := range []*sql.Stmt{s.db.stmts.refForget, s.db.stmts.attemptForget, s.db.stmts.srcForget} {
+		for _, st := range []*sql.Stmt{s.db.stmts.refForget, s.db.stmts.attemptForget, s.db.stmts.srcForget, s.db.stmts.tallyForget} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, source); err != nil {
 				return err
 			}

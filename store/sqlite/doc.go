@@ -177,6 +177,16 @@
 // crawl_attempt, reads of an article in the current pass: source, pass, key
 // (the primary key) and reads.
 //
+// crawl_tally, one row per source: its crawl.Tally over every process, a
+// column per field (reads, trigger_reads, not_modified, robots_reads,
+// image_reads, deposits, excerpts, excluded, mismatches, refusals, failures,
+// deposit_failures). Triggers count reads (on crawl_attempt), the outcomes
+// (when a crawl_ref row leaves outcome 0, whether Settle or a full
+// deposit's Put settles it) and deposit failures (when crawl_source's
+// failures grows), inside the transaction that writes what they count, so
+// a kill -9 never leaves a count apart from its row; the crawler adds the
+// rest (CrawlState.AddTally). CrawlState.Tallies reads them all.
+//
 // envelope, one row per distinct envelope (a response body as received,
 // content-codings removed):
 //

@@ -148,11 +148,53 @@ ALTER TABLE schedule_lease ADD COLUMN start_pending INTEGER NOT NULL DEFAULT 0;
 DROP INDEX schedule_last;
 DROP INDEX schedule_lease_expires;
 `,
+	// 7: each source's tally (crawl.Tally), counted by triggers in the
+	// transaction of what it counts: a read's attempt, a reference's
+	// settling (by Settle or by a full deposit's Put), a deposit failure.
+	`
+CREATE TABLE crawl_tally (
+	source           TEXT PRIMARY KEY,
+	reads            INTEGER NOT NULL DEFAULT 0,
+	trigger_reads    INTEGER NOT NULL DEFAULT 0,
+	not_modified     INTEGER NOT NULL DEFAULT 0,
+	robots_reads     INTEGER NOT NULL DEFAULT 0,
+	image_reads      INTEGER NOT NULL DEFAULT 0,
+	deposits         INTEGER NOT NULL DEFAULT 0,
+	excerpts         INTEGER NOT NULL DEFAULT 0,
+	excluded         INTEGER NOT NULL DEFAULT 0,
+	mismatches       INTEGER NOT NULL DEFAULT 0,
+	refusals         INTEGER NOT NULL DEFAULT 0,
+	failures         INTEGER NOT NULL DEFAULT 0,
+	deposit_failures INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TRIGGER crawl_tally_read AFTER INSERT ON crawl_attempt BEGIN
+	INSERT INTO crawl_tally (source, reads) VALUES (new.source, new.reads)
+	ON CONFLICT (source) DO UPDATE SET reads = reads + excluded.reads;
+END;
+
+CREATE TRIGGER crawl_tally_reread AFTER UPDATE OF reads ON crawl_attempt WHEN new.reads > old.reads BEGIN
+	INSERT INTO crawl_tally (source, reads) VALUES (new.source, new.reads - old.reads)
+	ON CONFLICT (source) DO UPDATE SET reads = reads + excluded.reads;
+END;
+
+CREATE TRIGGER crawl_tally_outcome AFTER UPDATE OF outcome ON crawl_ref WHEN old.outcome = 0 AND new.outcome != 0 BEGIN
+	INSERT INTO crawl_tally (source, deposits, excerpts, excluded, mismatches)
+	VALUES (new.source, new.outcome = 1, new.outcome = 2, new.outcome = 3, new.outcome = 4)
+	ON CONFLICT (source) DO UPDATE SET deposits = deposits + excluded.deposits, excerpts = excerpts + excluded.excerpts,
+		excluded = crawl_tally.excluded + excluded.excluded, mismatches = mismatches + excluded.mismatches;
+END;
+
+CREATE TRIGGER crawl_tally_deposit_failure AFTER UPDATE OF failures ON crawl_source WHEN new.failures > old.failures BEGIN
+	INSERT INTO crawl_tally (source, deposit_failures) VALUES (new.source, new.failures - old.failures)
+	ON CONFLICT (source) DO UPDATE SET deposit_failures = deposit_failures + excluded.deposit_failures;
+END;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

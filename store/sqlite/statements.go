@@ -22,6 +22,7 @@ type statements struct {
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
 	refOutcome, refDeposited                                         *sql.Stmt
 	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
+	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
 }
@@ -82,6 +83,16 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.attemptAdd, true, `INSERT INTO crawl_attempt (source, pass, key, reads) VALUES (?1, ?2, ?3, 1) ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
 		{&s.attemptDropOld, true, `DELETE FROM crawl_attempt WHERE source = ?1 AND pass < ?2`},
 		{&s.attemptForget, true, `DELETE FROM crawl_attempt WHERE source = ?1`},
+		{&s.tallyAdd, true, `INSERT INTO crawl_tally (source, reads, trigger_reads, not_modified, robots_reads, image_reads, deposits, excerpts, excluded, mismatches, refusals, failures, deposit_failures)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+			ON CONFLICT (source) DO UPDATE SET reads = reads + excluded.reads, trigger_reads = trigger_reads + excluded.trigger_reads,
+				not_modified = not_modified + excluded.not_modified, robots_reads = robots_reads + excluded.robots_reads,
+				image_reads = image_reads + excluded.image_reads, deposits = deposits + excluded.deposits, excerpts = excerpts + excluded.excerpts,
+				excluded = crawl_tally.excluded + excluded.excluded, mismatches = mismatches + excluded.mismatches,
+				refusals = refusals + excluded.refusals, failures = failures + excluded.failures, deposit_failures = deposit_failures + excluded.deposit_failures`},
+		{&s.tallyGet, false, `SELECT ` + tallyCols + ` FROM crawl_tally WHERE source = ?1`},
+		{&s.tallyList, false, `SELECT source, ` + tallyCols + ` FROM crawl_tally ORDER BY source`},
+		{&s.tallyForget, true, `DELETE FROM crawl_tally WHERE source = ?1`},
 
 		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
 		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},

@@ -6,6 +6,11 @@
 // since the summaries are in several languages.
 package rouge
 
+import (
+	"strings"
+	"unicode"
+)
+
 // Score is one ROUGE measure of a candidate against a reference.
 type Score struct {
 	P, R, F float64 // precision, recall, F1
@@ -65,4 +70,26 @@ func L(cand, ref []string) Score {
 		prev, cur = cur, prev
 	}
 	return score(prev[len(ref)], len(cand), len(ref))
+}
+
+// Tokens returns the words of s as the public scorers count them: runs of
+// Unicode letters, digits and underscores, lower-cased, everything else a
+// separator (so "l'état" is two words and "well-known" two). No stemming.
+func Tokens(s string) []string {
+	var out []string
+	start := -1
+	for i, r := range s {
+		word := r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			out = append(out, strings.ToLower(s[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.ToLower(s[start:]))
+	}
+	return out
 }

@@ -35,3 +35,12 @@ func TestROUGE(t *testing.T) {
 		t.Errorf("too short for bigrams: %+v", s)
 	}
 }
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(Tokens("L'État a 3,5 % — U.S. well-known snake_case, d’accord."), "|")
+	want := "l|état|a|3|5|u|s|well|known|snake_case|d|accord"
+	if got != want {
+		t.Errorf("Tokens = %s, want %s", got, want)
+	}
+}

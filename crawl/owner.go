@@ -1,0 +1,104 @@
+package crawl
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ownerID is a lease owner's identity as the Crawler writes it when Owner is
+// unset: the host name, then key=value fields for the process id, its start
+// time, the boot it runs in, its pid namespace, and a random id telling two
+// Crawlers of one process apart, as in
+//
+//	news-01 pid=4242 start=1234567 boot=6f1c… pidns=4026531836 id=9a0b1c2d3e4f
+//
+// The fields a platform cannot tell are left out (see ownerGone).
+type ownerID struct {
+	host  string
+	pid   int
+	start string // the process's start, in clock ticks since boot (/proc/PID/stat)
+	boot  string // /proc/sys/kernel/random/boot_id
+	pidns string // the pid namespace's inode (/proc/self/ns/pid)
+	id    string
+}
+
+func (o ownerID) String() string {
+	var b strings.Builder
+	b.WriteString(o.host)
+	fmt.Fprintf(&b, " pid=%d", o.pid)
+	for _, f := range [][2]string{{"start", o.start}, {"boot", o.boot}, {"pidns", o.pidns}, {"id", o.id}} {
+		if f[1] != "" {
+			fmt.Fprintf(&b, " %s=%s", f[0], f[1])
+		}
+	}
+	return b.String()
+}
+
+// parseOwner reads an owner written by String; ok false for any other
+// string (an Owner the user chose).
+func parseOwner(s string) (o ownerID, ok bool) {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return ownerID{}, false
+	}
+	o.host = f[0]
+	for _, kv := range f[1:] {
+		k, v, found := strings.Cut(kv, "=")
+		if !found || v == "" {
+			return ownerID{}, false
+		}
+		switch k {
+		case "pid":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return ownerID{}, false
+			}
+			o.pid = n
+		case "start":
+			o.start = v
+		case "boot":
+			o.boot = v
+		case "pidns":
+			o.pidns = v
+		case "id":
+			o.id = v
+		default:
+			return ownerID{}, false
+		}
+	}
+	return o, o.pid > 0
+}
+
+// newOwner is this process's identity, with a fresh random id.
+func newOwner() ownerID {
+	h, _ := os.Hostname()
+	if h == "" || strings.ContainsAny(h, " \t\n") {
+		h = "unknown-host"
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	o := ownerID{host: h, pid: os.Getpid(), id: hex.EncodeToString(b[:])}
+	o.start, o.boot, o.pidns = selfProcess()
+	return o
+}
+
+// ownerGone reports whether the lease owner named s is a process of this
+// machine that has ended: it was written by newOwner on this host, in this
+// boot and this pid namespace, and its pid now names no process, a zombie,
+// or a process started at another time (the pid reused). Anything it cannot
+// tell for certain — another host or boot, an Owner the user chose, a
+// platform without /proc — is not gone: that lease is left to expire.
+func ownerGone(self ownerID, s string) bool {
+	o, ok := parseOwner(s)
+	if !ok || o.host != self.host || o.boot == "" || o.boot != self.boot || o.pidns == "" || o.pidns != self.pidns || o.start == "" {
+		return false
+	}
+	if o.pid == self.pid {
+		return o.start != self.start // this process's pid, worn by an earlier one
+	}
+	return processGone(o.pid, o.start)
+}
