@@ -41,7 +41,7 @@ type imageStage struct {
 // only with an Images checker and a source under the strict news policy.
 func (c *Crawler) imageStage(ctx context.Context, src *Source, out chan<- *job) *imageStage {
 	s := &imageStage{ctx: ctx, out: out}
-	if c.Images != nil && src.Policy.Preset == StrictNews {
+	if fp, err := src.Policy.Fetch(); c.Images != nil && err == nil && fp.CheckShareImages {
 		s.on, s.slots, s.hosts = true, make(chan struct{}, imageChecks), map[string]chan struct{}{}
 	}
 	return s
@@ -148,7 +148,7 @@ func storyImage(src *Source, j *job) (img, page string) {
 	case j.res == nil:
 		return "", ""
 	case !j.res.Complete():
-		if serverRefused(j.res) {
+		if serverRefused(src, j.res) {
 			return excerpt()
 		}
 		return "", ""

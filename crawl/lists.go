@@ -3,33 +3,35 @@ package crawl
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
+	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
 )
 
 // slowedBy reports whether a trigger read's error is the site asking us
-// to slow down or refusing us, or the chain refusing for it.
-func slowedBy(err error) bool {
+// to slow down or refusing us (as the source's refusal policy judges its
+// answer, see backoff.Policy.SlowsDown), or the chain refusing for it.
+func slowedBy(src *Source, err error) bool {
 	var re *fetch.RefusedError
 	if errors.As(err, &re) {
 		return re.Reason == fetch.Cooldown || re.Reason == fetch.Suspended || re.Reason == fetch.Robots
 	}
 	var se *feed.StatusError
 	if errors.As(err, &se) {
-		switch se.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
-			return true
-		}
+		fp, perr := src.Policy.Fetch()
+		return perr != nil || fp.Backoff.SlowsDown(backoff.Outcome{Kind: backoff.Feed, Status: se.StatusCode})
 	}
 	return false
 }
 
 // keepsExcerpts reports whether the source keeps anything of its trigger:
-// never under the vault policy.
-func keepsExcerpts(src *Source) bool { return src.Policy.Preset != Vault }
+// as its policy says (fetch.Policy.KeepExcerpts; never under the vault's).
+func keepsExcerpts(src *Source) bool {
+	fp, err := src.Policy.Fetch()
+	return err == nil && fp.KeepExcerpts
+}
 
 // readTrigger reads the source's trigger and records what it announces.
 // add, when set, is given each reference recorded that is still pending, as
@@ -117,7 +119,7 @@ func (t *triggerRead) fail(u string, err error, reached bool) {
 	if reached {
 		t.tally.TriggerReads++
 	}
-	t.slowed = t.slowed || slowedBy(err)
+	t.slowed = t.slowed || slowedBy(t.src, err)
 	t.c.emit(Event{Kind: EventTriggerFailed, Source: t.src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -89,17 +88,17 @@ func readTally(j *job) Tally {
 	return t
 }
 
-// serverRefused reports a response that is the publisher refusing us.
-func serverRefused(res *fetch.Result) bool {
+// serverRefused reports a response that is the publisher refusing us, as
+// the source's refusal policy (the ledger's) judges it.
+func serverRefused(src *Source, res *fetch.Result) bool {
 	if res == nil {
 		return false
 	}
-	switch res.Status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
-		return true
+	fp, err := src.Policy.Fetch()
+	if err != nil {
+		return false
 	}
-	_, ok := backoff.DetectChallenge(res.Status, res.Header, res.Body)
-	return ok
+	return fp.Backoff.Classify(backoff.NewOutcome(backoff.Article, res.Status, res.Header, res.Body)) == backoff.Refusal
 }
 
 // settle decides what becomes of one article: it deposits, records, and
@@ -174,7 +173,7 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 	default: // a read, but not a complete one
 		rep.Failed++
 		ev.Kind, ev.Status, ev.Err = EventFailed, j.res.Status, j.res.Depositable()
-		if serverRefused(j.res) {
+		if serverRefused(src, j.res) {
 			ev.Reason = "refused by the publisher"
 			kept := excerptInstead()
 			c.emit(ev)

@@ -237,16 +237,12 @@ func (p PolicySpec) Fetch() (fetch.Policy, error) {
 	default:
 		return fp, &SourceError{Field: "policy.preset", Reason: fmt.Sprintf("unknown preset %q (strict-news, digest or vault)", p.Preset)}
 	}
-	if d := time.Duration(p.Interval); d != 0 {
-		if d < fp.Interval {
-			return fp, &SourceError{Field: "policy.interval", Reason: fmt.Sprintf("%v is shorter than the preset's %v", d, fp.Interval)}
-		}
-		fp.Interval = d
-		if fp.IntervalMax != 0 && fp.IntervalMax < d {
-			fp.IntervalMax = d
-		}
+	tight, err := fp.Tighten(fetch.Overrides{Interval: time.Duration(p.Interval)})
+	var oe *fetch.OverrideError
+	if errors.As(err, &oe) {
+		return fp, &SourceError{Field: "policy.interval", Reason: oe.Reason}
 	}
-	return fp, nil
+	return tight, err
 }
 
 // Duration is a time.Duration written as text in configuration ("15m",

@@ -171,7 +171,8 @@ func (c Credential) Validate() error {
 		return nil
 	}
 	if !httpguts.ValidHeaderFieldName(c.Header) {
-		return &CredentialError{Field: "Header", Reason: fmt.Sprintf("%q is not a valid header name", c.Header)}
+		// Never echo the name either: a secret may have been put there.
+		return &CredentialError{Field: "Header", Reason: "not a valid header name (a token of letters, digits and !#$%&'*+-.^_`|~)"}
 	}
 	if h := textproto.CanonicalMIMEHeaderKey(c.Header); owned(h) {
 		return &CredentialError{Field: "Header", Reason: h + " is a header the chain sets itself, or that frames the request"}

@@ -442,8 +442,8 @@ func unparsedRefusal(raw string, err error) error {
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
 		host = authority[i+1:] // never echo a userinfo
 	}
-	if _, perr := url.Parse(scheme + "://" + host); perr == nil {
-		return err // the host parses: the fault is elsewhere
+	if _, perr := url.Parse("https://" + host); perr == nil {
+		return err // the host parses: the fault is elsewhere (the scheme, the path)
 	}
 	return &RefusedError{Host: host, URL: scheme + "://" + host + "/", Reason: InvalidHost, Err: err}
 }
