@@ -25,39 +25,6 @@ import (
 	"github.com/politefetch/politefetch/sharecheck"
 )
 
-// logFlags are the logging flags every long-running command shares.
-type logFlags struct {
-	format string
-	level  string
-}
-
-func (l *logFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.format, "log-format", "text", `log lines as "text" or "json" (slog)`)
-	fs.StringVar(&l.level, "log-level", "info", `"debug", "info", "warn" or "error"`)
-}
-
-func (l *logFlags) check() error {
-	if l.format != "text" && l.format != "json" {
-		return fmt.Errorf("-log-format must be text or json, not %q", l.format)
-	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
-		return fmt.Errorf("-log-level must be debug, info, warn or error, not %q", l.level)
-	}
-	return nil
-}
-
-// handler returns the slog handler writing to w.
-func (l *logFlags) handler(w io.Writer) slog.Handler {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(l.level))
-	o := &slog.HandlerOptions{Level: lv}
-	if l.format == "json" {
-		return slog.NewJSONHandler(w, o)
-	}
-	return slog.NewTextHandler(w, o)
-}
-
 func runCrawl(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -70,7 +37,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	nf.register(fs)
 	var lf logFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
