@@ -32,6 +32,8 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	storePath := fs.String("store", "", "the SQLite state file (default: the config's store.path, else the config's name with .db, beside it)")
 	once := fs.Bool("once", false, "one pass of every active source, then exit")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address, e.g. :9090 (default: none)")
+	feedsPath := fs.String("feeds", "", "crawl the feed URLs in this file (one a line) instead of the config's sources, each a source of its own")
+	fullText := fs.Bool("full-text", false, "with -feeds: read and keep each listed feed's articles in full (say so only where your licence allows it); otherwise each story is kept as the feed describes it")
 	live := fs.String("live", "auto", `the live status line: "auto" (on a terminal only), "on" or "off"`)
 	var nf netFlags
 	nf.register(fs)
@@ -62,6 +64,13 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	cfg, err := LoadConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if *feedsPath != "" {
+		if cfg.Sources, err = readFeedList(*feedsPath, cfg, *fullText); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+	} else if *fullText {
+		return errors.New("crawl: -full-text applies to the sources of -feeds only")
 	}
 	fp, err := cfg.FetchPolicy()
 	if err != nil {
