@@ -25,39 +25,6 @@ import (
 	"github.com/politefetch/politefetch/sharecheck"
 )
 
-// logFlags are the logging flags every long-running command shares.
-type logFlags struct {
-	format string
-	level  string
-}
-
-func (l *logFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.format, "log-format", "text", `log lines as "text" or "json" (slog)`)
-	fs.StringVar(&l.level, "log-level", "info", `"debug", "info", "warn" or "error"`)
-}
-
-func (l *logFlags) check() error {
-	if l.format != "text" && l.format != "json" {
-		return fmt.Errorf("-log-format must be text or json, not %q", l.format)
-	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
-		return fmt.Errorf("-log-level must be debug, info, warn or error, not %q", l.level)
-	}
-	return nil
-}
-
-// handler returns the slog handler writing to w.
-func (l *logFlags) handler(w io.Writer) slog.Handler {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(l.level))
-	o := &slog.HandlerOptions{Level: lv}
-	if l.format == "json" {
-		return slog.NewJSONHandler(w, o)
-	}
-	return slog.NewTextHandler(w, o)
-}
-
 func runCrawl(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -65,12 +32,14 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	storePath := fs.String("store", "", "the SQLite state file (default: the config's store.path, else the config's name with .db, beside it)")
 	once := fs.Bool("once", false, "one pass of every active source, then exit")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address, e.g. :9090 (default: none)")
+	feedsPath := fs.String("feeds", "", "crawl the feed URLs in this file (one a line) instead of the config's sources, each a source of its own")
+	fullText := fs.Bool("full-text", false, "with -feeds: read and keep each listed feed's articles in full (say so only where your licence allows it); otherwise each story is kept as the feed describes it")
 	live := fs.String("live", "auto", `the live status line: "auto" (on a terminal only), "on" or "off"`)
 	var nf netFlags
 	nf.register(fs)
 	var lf logFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -95,6 +64,13 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	cfg, err := LoadConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if *feedsPath != "" {
+		if cfg.Sources, err = readFeedList(*feedsPath, cfg, *fullText); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+	} else if *fullText {
+		return errors.New("crawl: -full-text applies to the sources of -feeds only")
 	}
 	fp, err := cfg.FetchPolicy()
 	if err != nil {

@@ -78,7 +78,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	kindName := fs.String("kind", "article", "read the URL as: article, feed, sitemap, api or image")
 	var nf netFlags
 	nf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -163,11 +163,11 @@ func printExplanation(w io.Writer, cfg *Config, src *crawl.Source, e fetch.Expla
 	if src != nil {
 		state := "active"
 		if !src.Active {
-			state = "inactive: never fetched (V13)"
+			state = "inactive: never fetched"
 		}
 		row(w, "source", fmt.Sprintf("%s (%s), %s, policy %s", src.ID, src.Name, state, src.Policy.Preset))
 		if !src.FullText && e.Kind == fetch.KindArticle {
-			row(w, "licence", "no full text: the crawl keeps the feed's excerpt and does not read this source's articles (S5, S6)")
+			row(w, "licence", "no full text: the crawl keeps the feed's excerpt and does not read this source's articles")
 		}
 	} else {
 		row(w, "source", "none of the config's sources admits this host")

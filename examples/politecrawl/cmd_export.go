@@ -47,7 +47,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	since := fs.String("since", "", "only deposits read at or after: an instant, a date, or a duration back from now")
 	source := fs.String("source", "", "only this source's deposits (its id)")
 	outPath := fs.String("o", "", "write to this file (default: standard output; a WARC is gzipped per record when it ends in .gz)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -259,7 +259,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	var sf storeFlags
 	sf.register(fset)
 	asJSON := fset.Bool("json", false, "print JSON instead of tables")
-	if err := fset.Parse(args); err != nil {
+	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
 	if fset.NArg() > 0 {

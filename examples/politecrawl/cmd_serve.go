@@ -47,7 +47,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Int64("seed", 1, "scenario seed: the same seed builds the same web")
 	flagsPath := fs.String("flags", "", "write the test flags that reach this web to this file (default: print them only)")
 	audit := fs.String("audit", "strict-news", "the policy the auditor judges by: strict-news, digest or vault")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -27,7 +27,7 @@ func runSources(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sources check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "the configuration file (required)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

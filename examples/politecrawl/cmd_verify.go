@@ -86,7 +86,10 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	var nf netFlags
 	fs.StringVar(&nf.caFile, "ca", "", "testing: also trust the CA certificates in this PEM file, beside the pinned roots")
 	fs.Var(&nf.admit, "admit-private", "testing: accept proofs whose connected address is in this non-public prefix (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	// Accepted so that one set of test flags (a web.flags file) serves every
+	// command; verify sends nothing, so it reaches no address.
+	fs.StringVar(&nf.connectTo, "connect-to", "", "testing: accepted as crawl takes it, and unused: verify sends nothing")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	opts, err := nf.verifyOptions()

@@ -51,6 +51,7 @@ func TestVerifyExport_V6_GoodThenTampered(t *testing.T) {
 		t.Fatalf("%d JSON lines, want 4:\n%s", len(lines), r.stdout)
 	}
 	for _, l := range lines {
+		checkJSONLine(t, []byte(l))
 		var d depositLine
 		if err := json.Unmarshal([]byte(l), &d); err != nil {
 			t.Fatalf("line %q: %v", l, err)

@@ -24,7 +24,7 @@ func runWithdraw(args []string, stdout, stderr io.Writer) error {
 	var sf storeFlags
 	sf.register(fs)
 	id := fs.String("source", "", "the source whose content is withdrawn (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

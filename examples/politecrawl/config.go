@@ -304,11 +304,11 @@ func (c *Config) check() error {
 	case cs.BacklogInterval != 0 && time.Duration(cs.BacklogInterval) < time.Hour:
 		return c.errAt("crawl.backlog_interval", "%v is shorter than 1h", time.Duration(cs.BacklogInterval))
 	case cs.RefreshGuard != 0 && time.Duration(cs.RefreshGuard) < time.Minute:
-		return c.errAt("crawl.refresh_guard", "%v is shorter than 1m (S2)", time.Duration(cs.RefreshGuard))
+		return c.errAt("crawl.refresh_guard", "%v is shorter than 1m", time.Duration(cs.RefreshGuard))
 	case cs.MaxReads < 0 || cs.MaxReads > crawl.DefaultMaxReads:
-		return c.errAt("crawl.max_reads", "%d: 1 to %d reads of an article per pass (V12)", cs.MaxReads, crawl.DefaultMaxReads)
+		return c.errAt("crawl.max_reads", "%d: 1 to %d reads of an article per pass", cs.MaxReads, crawl.DefaultMaxReads)
 	case cs.MaxFailures < 0 || cs.MaxFailures > crawl.DefaultMaxFailures:
-		return c.errAt("crawl.max_failures", "%d: 1 to %d consecutive failures (V12)", cs.MaxFailures, crawl.DefaultMaxFailures)
+		return c.errAt("crawl.max_failures", "%d: 1 to %d consecutive failures", cs.MaxFailures, crawl.DefaultMaxFailures)
 	case cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip":
 		return c.errAt("crawl.share_images", "%q: check or skip", cs.ShareImages)
 	}
@@ -326,7 +326,7 @@ func (c *Config) check() error {
 			kind, ref, _ := strings.Cut(cr.Value, ":")
 			if (kind != "env" && kind != "file") || ref == "" {
 				// Never echo the value: it may be the secret itself.
-				return c.errAt(key+".read.credential.value", "an inline credential is refused: give a reference, env:NAME or file:PATH (V2, V9b)")
+				return c.errAt(key+".read.credential.value", "an inline credential is refused: give a reference, env:NAME or file:PATH")
 			}
 			if kind == "file" {
 				cr.Value = "file:" + c.rel(ref) // like every path of the file, relative to its folder

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,9 @@ func TestConfig_ErrorsNameFileLineKey(t *testing.T) {
 	}
 }
 
+// requirementCode matches a requirement number quoted in a message, "(V2, V9b)".
+var requirementCode = regexp.MustCompile(`\((S|D|V|P|R)[0-9]+[a-z]?(, ?(S|D|V|P|R)[0-9]+[a-z]?)*\)`)
+
 // A credential is given by reference only: an inline one is refused, and
 // the refusal does not repeat it (V2, V9b).
 func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
@@ -120,6 +124,9 @@ func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("the error repeats the secret: %q", err)
+	}
+	if requirementCode.MatchString(err.Error()) {
+		t.Errorf("the message names requirement codes, which mean nothing to an operator: %q", err)
 	}
 	ok := strings.Replace(cms, `"Bearer s3cret-token"`, "env:CMS_TOKEN", 1)
 	if _, err := ParseConfig("c.yaml", []byte(ok)); err != nil {

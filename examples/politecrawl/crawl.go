@@ -422,18 +422,18 @@ func (s *CrawlSummary) Print(out io.Writer) {
 		fmt.Fprintf(out, "  feeds            %d parsed, %d failed at start-up; read again +15 min and +24 h: %d × 304 (no body, no parse)\n", s.FeedsParsed, s.FeedsFailed, s.FeedsNotModified)
 	}
 	if resumed && s.Backlog.Pages == 0 {
-		fmt.Fprintf(out, "  backlog          %s: walked by an earlier run, not due at start-up; a day later %s, the rest known (V4)\n",
+		fmt.Fprintf(out, "  backlog          %s: walked by an earlier run, not due at start-up; a day later %s, the rest known\n",
 			s.Backlog.Site, plural(s.Backlog.NextPages, "page"))
 	} else {
-		fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known (V4)\n",
+		fmt.Fprintf(out, "  backlog          %s: start-up walk %d refs in %s (%d new); a day later %s, the rest known\n",
 			s.Backlog.Site, s.Backlog.Refs, plural(s.Backlog.Pages, "page"), s.Backlog.New, plural(s.Backlog.NextPages, "page"))
 	}
 	if resumed {
 		// A reference refused by the chain is not settled, so it is asked
 		// again on every pass (and refused again, nothing sent).
-		fmt.Fprintf(out, "  articles         %d deposited in full, %d failed, of %d newly announced; %d known, refused by us again (nothing sent); %d kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesFailed, s.Announced, s.ArticlesRefused, s.Excerpts)
+		fmt.Fprintf(out, "  articles         %d deposited in full, %d failed, of %d newly announced; %d known, refused by us again (nothing sent); %d kept as excerpts\n", s.ArticlesRead, s.ArticlesFailed, s.Announced, s.ArticlesRefused, s.Excerpts)
 	} else {
-		fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts (S5)\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
+		fmt.Fprintf(out, "  articles         %d deposited in full, %d refused by us, %d failed, of %d announced; %d refused kept as excerpts\n", s.ArticlesRead, s.ArticlesRefused, s.ArticlesFailed, s.Announced, s.Excerpts)
 	}
 	fmt.Fprintf(out, "  refused by us    %s\n", tallyLine(s.RefusedByUs))
 	fmt.Fprintf(out, "  refused by them  %s\n", tallyLine(s.RefusedByServer))

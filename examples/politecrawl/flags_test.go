@@ -41,7 +41,7 @@ func TestFlags_BadValuesRefused(t *testing.T) {
 		{[]string{"explain", "-config", cfg, "news-1.example/x"}, "is not an absolute URL"},
 		{[]string{"export", "-config", cfg, "-format", "csv"}, "-format must be jsonl or warc"},
 		{[]string{"export", "-config", cfg, "-format", "jsonl", "-since", "yesterday"}, "-since \"yesterday\": want an instant"},
-		{[]string{"report", "-config", cfg, "-store", filepath.Join(t.TempDir(), "none.db")}, "no such file or directory"},
+		{[]string{"report", "-config", cfg, "-store", filepath.Join(t.TempDir(), "none.db")}, "no such file"},
 		{[]string{"verify", "-config", cfg, "x.warc.gz"}, "give -config (and -store) or one WARC file, not both"},
 		{[]string{"verify", filepath.Join(t.TempDir(), "none.warc.gz")}, "no such file or directory"},
 		{[]string{"sources"}, "the only subcommand is check"},

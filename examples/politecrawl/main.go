@@ -41,6 +41,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/politefetch/politefetch/politetest"
@@ -59,55 +60,63 @@ func main() {
 	}
 }
 
-const usage = `usage: politecrawl <command> [flags]
+// commands is the one table of politecrawl's commands: the usage text and
+// the dispatch are both read from it. Adding a command is a line here and
+// its cmd_NAME.go.
+var commands = []struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}{
+	{"demo", "serve a simulated web of publishers, crawl it politely, print the audit", runDemo},
+	{"crawl", "crawl the sources of a configuration (until Ctrl-C, or one pass with -once)", runCrawl},
+	{"explain", "say whether a URL may be read now, and why", runExplain},
+	{"verify", "re-check every deposit's proof of fetch offline", runVerify},
+	{"report", "what the crawl did, per source and per host", runReport},
+	{"export", "deposits as JSON Lines or WARC", runExport},
+	{"sources", "sources check: validate a configuration and print each source's effective policy", runSources},
+	{"withdraw", "remove an excluded source's deposits and crawl state from the store", runWithdraw},
+	{"serve", "serve a simulated web for the other commands to crawl, audit it on Ctrl-C", runServe},
+}
 
-commands:
-  demo           serve a simulated web of publishers, crawl it politely, print the audit
-  crawl          crawl the sources of a configuration (until Ctrl-C, or one pass with -once)
-  explain        say whether a URL may be read now, and why
-  verify         re-check every deposit's proof of fetch offline
-  report         what the crawl did, per source and per host
-  export         deposits as JSON Lines or WARC
-  sources check  validate a configuration and print each source's effective policy
-  withdraw       remove an excluded source's deposits and crawl state from the store
-  serve          serve a simulated web for the other commands to crawl, audit it on Ctrl-C
-
-run "politecrawl <command> -h" for a command's flags; the configuration is
-described in docs/config.md
-`
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: politecrawl <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nrun \"politecrawl <command> -h\" for a command's flags; the configuration is\ndescribed in docs/config.md, the exit codes in docs/exit-codes.md\n")
+	return b.String()
+}
 
 // errImpolite is returned when the auditor found violations.
 var errImpolite = errors.New("the auditor found violations")
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return flag.ErrHelp
 	}
 	switch args[0] {
-	case "demo":
-		return runDemo(args[1:], stdout, stderr)
-	case "sources":
-		return runSources(args[1:], stdout, stderr)
-	case "crawl":
-		return runCrawl(args[1:], stdout, stderr)
-	case "explain":
-		return runExplain(args[1:], stdout, stderr)
-	case "verify":
-		return runVerify(args[1:], stdout, stderr)
-	case "export":
-		return runExport(args[1:], stdout, stderr)
-	case "report":
-		return runReport(args[1:], stdout, stderr)
-	case "serve":
-		return runServe(args[1:], stdout, stderr)
-	case "withdraw":
-		return runWithdraw(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		// Help asked for is an answer: the usage on stdout, exit 0.
+		help := wantsHelp(args[1:])
+		if help {
+			stderr = stdout
+		}
+		err := c.run(args[1:], stdout, stderr)
+		if help && errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	fmt.Fprint(stderr, usage())
 	return fmt.Errorf("unknown command %q", args[0])
 }
 
@@ -137,7 +146,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.interval, "interval", 0, "per-site interval (0: the crawl's default, the policy's 1 s scaled down)")
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.StringVar(&cfg.store, "store", "", "keep the crawl's state and deposits in this SQLite file (default: in memory); a second run with the same -seed resumes from it")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -148,6 +157,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.store != "" && cfg.client != "chain" {
 		return errors.New("demo: -store needs -client=chain (the plain client keeps no state)")
+	}
+	if cfg.latency < 0 {
+		return fmt.Errorf("demo: -latency %v: a latency cannot be negative", cfg.latency)
 	}
 	if cfg.interval < 0 {
 		return fmt.Errorf("demo: -interval %v: want a positive duration, or 0 for the default", cfg.interval)

@@ -15,14 +15,13 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/crawl"
-	"github.com/politefetch/politefetch/extract"
-	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/provenance"
 	"github.com/politefetch/politefetch/provenance/warc"
 )
 
 // depositLine is one deposit as a JSON line.
 type depositLine struct {
+	Schema    string            `json:"schema"` // jsonlSchema
 	Source    string            `json:"source"`
 	Key       string            `json:"key"`
 	URL       string            `json:"url"`
@@ -31,14 +30,14 @@ type depositLine struct {
 	Kind      string            `json:"kind"` // "article" or "excerpt"
 	MediaType string            `json:"media_type,omitempty"`
 	Length    int               `json:"length,omitempty"` // the envelope's bytes
-	Article   *extract.Article  `json:"article,omitempty"`
-	Excerpt   *feed.Excerpt     `json:"excerpt,omitempty"`
+	Article   *articleLine      `json:"article,omitempty"`
+	Excerpt   *excerptLine      `json:"excerpt,omitempty"`
 	Proof     *provenance.Proof `json:"proof,omitempty"`
 }
 
 func depositLineOf(d *crawl.Deposit) depositLine {
-	l := depositLine{Source: d.Source, Key: d.Key, URL: d.URL, ReadAt: d.ReadAt.UTC(), Digest: d.Digest,
-		Kind: "article", MediaType: d.MediaType, Length: len(d.Envelope), Article: d.Article, Excerpt: d.Excerpt, Proof: d.Proof}
+	l := depositLine{Schema: jsonlSchema, Source: d.Source, Key: d.Key, URL: d.URL, ReadAt: d.ReadAt.UTC(), Digest: d.Digest,
+		Kind: "article", MediaType: d.MediaType, Length: len(d.Envelope), Article: articleLineOf(d.Article), Excerpt: excerptLineOf(d.Excerpt), Proof: d.Proof}
 	if d.Envelope == nil && d.Excerpt != nil {
 		l.Kind = "excerpt"
 	}
