@@ -90,3 +90,46 @@ func TestCrawler_S8_WithdrawDuringAPass(t *testing.T) {
 		t.Fatalf("%d articles read: the pass went on after the withdrawal", n)
 	}
 }
+
+// A worker on another machine that died holds its sources for one lease at
+// most: its lease refuses a pass, and Run reads the source once the lease
+// expires (DefaultLeaseTTL, 30 s), never before (V7).
+func TestCrawler_V7_DeadWorkersSourcesResumeWithinOneTTL(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("elsewhere.example")
+	s.AddArticle(politetest.Article{})
+	clk := clock.NewManual(t0)
+	st := new(MemoryState)
+	// The dead worker's last lease, taken at t0 with the default TTL.
+	dead := "worker-7.other-dc pid=4242 start=1 boot=b pidns=1 id=x"
+	if _, err := st.AcquireLease(context.Background(), s.Name(), dead, t0, DefaultLeaseTTL); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan *PassReport, 4)
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, StrictNews, testInterval)), Clock: clk, State: st,
+		Sources: []Source{siteSource(s.Name(), StrictNews, false)},
+		OnEvent: func(e Event) {
+			if e.Kind == EventPassEnded {
+				ended <- e.Pass
+			}
+		}}
+	_, err := c.Pass(context.Background(), s.Name())
+	var le *LeaseError
+	if !errors.As(err, &le) || le.Held.Owner != dead || !le.Held.Expires.Equal(t0.Add(DefaultLeaseTTL)) || len(web.Requests()) != 0 {
+		t.Fatalf("pass under the dead worker's lease: %v, want it held until t0+%v and nothing sent", err, DefaultLeaseTTL)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	clk.Advance(DefaultLeaseTTL - time.Second)
+	clk.Advance(time.Second)
+	r := <-ended
+	if r.Err != nil || r.Deposited != 1 || r.Start.Before(t0.Add(DefaultLeaseTTL)) {
+		t.Fatalf("pass %+v, want the article read once the lease expired at t0+%v", r, DefaultLeaseTTL)
+	}
+}
