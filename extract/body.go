@@ -119,14 +119,6 @@ func detect(body *html.Node, plain bool) ([]Block, bool) {
 	return r.blocks, d.named
 }
 
-func textLen(blocks []Block) int {
-	n := 0
-	for _, b := range blocks {
-		n += len(b.Text)
-	}
-	return n
-}
-
 // dropHeadline leaves out of the body the blocks that repeat the headline
 // (it is metadata, in a.Headline): a block whose text is the headline or the
 // document's title, or begins the title ("Headline | Site").
@@ -532,8 +524,6 @@ const sectionText = 20
 // joins the body beside it: less is a byline, a dateline or a call to
 // share.
 const sectionProse = 80
-
-var cleanSibling int32 = 150
 
 // tableOf returns the data table n is part of (n a row group, a row or a
 // cell), so that the table is the container and its lead and notes beside

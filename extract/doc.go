@@ -18,10 +18,18 @@
 // (sidebar, menu, footer, …) unless a content word (article, body, content,
 // entry, story, post, …) is in the name too. The container whose prose
 // scores highest, less its links, is the body; its siblings that score a
-// fifth as well or hold a paragraph of prose join it, and so does every
-// element of the same tag and class that holds prose (a body split into
-// chunks around advertisements). A body under 250 bytes is measured again
-// without the names, in case a wrapper was misnamed.
+// fifth as well or hold a paragraph of prose join it, and so do the
+// sections of the article beside it (a heading, a titled section, a list,
+// a table or a paragraph longer than a byline, with few links: a recipe's
+// ingredients, a guide's questions), and every element of the same tag and
+// class that holds prose (a body split into chunks around advertisements).
+// A body found in a data table's rows is the table. A pop-up (role=dialog,
+// aria-modal, a popup or overlay class) is never the body. A body with
+// under 250 bytes of running text (paragraphs, quotes, preformatted text)
+// is implausibly thin: it is measured again without the names, in case a
+// wrapper was misnamed, and with the markup of text/template scripts in
+// place (Blogger keeps a post there), and the candidate with twice the
+// running text is kept. Text has no soft hyphens.
 //
 // The result is rendered in reading order as [Block]s: paragraphs, headings
 // with their level, lists with their items, quotations, preformatted text
