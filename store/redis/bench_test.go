@@ -95,6 +95,15 @@ func BenchmarkFetch(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		run(b, []fetch.Option{fetch.WithSchedule(&fetch.MemorySchedule{})}, nil)
 	})
+	b.Run("redis-cluster", func(b *testing.B) {
+		clu := startCluster(b, 0)
+		cnt := &counter{}
+		rc := clu.client(b)
+		rc.AddHook(cnt)
+		st := &Store{Client: rc}
+		run(b, []fetch.Option{fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
+			fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators())}, cnt)
+	})
 	b.Run("redis-server", func(b *testing.B) {
 		srv := startServer(b, 0)
 		cnt := &counter{}
@@ -105,4 +114,60 @@ func BenchmarkFetch(b *testing.B) {
 		run(b, []fetch.Option{fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
 			fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators())}, cnt)
 	})
+}
+
+// BenchmarkClusterWait: what making a write wait for its replica costs.
+// Each op is one claim of a host's slot (the acquire script, a write on
+// the host's master) and its release, on a cluster of three masters and
+// three replicas on loopback: as the Store does it, and with WAIT 1 (at
+// most 100 ms) sent after the claim on the same connection of the same
+// master, so the claim is acknowledged only once a replica has it.
+// -benchtime=2000x.
+func BenchmarkClusterWait(b *testing.B) {
+	clu := startCluster(b, 0)
+	rc := clu.client(b)
+	ctx := context.Background()
+	for _, wait := range []bool{false, true} {
+		name := "no-wait"
+		if wait {
+			name = "wait-1"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := &Store{Client: rc, Prefix: fmt.Sprintf("w%d:", prefixes.Add(1))}
+			sc := st.Schedule()
+			i := 0
+			for b.Loop() {
+				host := fmt.Sprintf("h%d.example", i%64)
+				owner := fmt.Sprint("o", i)
+				i++
+				if _, ok, err := sc.Acquire(ctx, fetch.Claim{Key: host, Owner: owner, Now: time.Now(), Limit: 1, TTL: time.Minute}); err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+				if wait {
+					m, err := rc.MasterForKey(ctx, st.key("sched", host))
+					if err != nil {
+						b.Fatal(err)
+					}
+					// WAIT counts the writes of its own connection: a
+					// pipeline is one connection, so the probe write and
+					// the WAIT go together, as a Store doing so would send
+					// its script and the WAIT.
+					var wc *goredis.Cmd
+					if _, err := m.Pipelined(ctx, func(p goredis.Pipeliner) error {
+						p.HSet(ctx, st.key("sched", host), "probe", i)
+						wc = p.Do(ctx, "WAIT", 1, 100)
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+					if n, err := wc.Int64(); err != nil || n < 1 {
+						b.Fatalf("WAIT 1: %d replicas acknowledged, %v", n, err)
+					}
+				}
+				if err := sc.Release(ctx, host, owner, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -170,7 +170,7 @@ func (c *cluster) startNode(bin string, port int, dir string) (*server, error) {
 }
 
 // waitOK waits until every live node says cluster_state:ok and sees every
-// slot served.
+// slot served, and every live replica's link to its master is up.
 func (c *cluster) waitOK(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
@@ -186,6 +186,17 @@ func (c *cluster) waitOK(d time.Duration) error {
 			rc.Close()
 			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_ok:16384") {
 				bad = fmt.Sprintf("%s: %v %q", n.Addr, err, firstLine(info))
+				break
+			}
+			// A replica is in sync with its master (so that it holds
+			// what its master was told, and can be promoted).
+			rc = goredis.NewClient(&goredis.Options{Addr: n.Addr, MaxRetries: -1})
+			ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+			repl, err := rc.Info(ctx, "replication").Result()
+			cancel()
+			rc.Close()
+			if err != nil || strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
+				bad = fmt.Sprintf("%s: replica not in sync: %v", n.Addr, err)
 				break
 			}
 		}
