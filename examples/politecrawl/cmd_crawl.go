@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/sharecheck"
@@ -112,10 +114,13 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 	defer client.Close()
-	watchCtx, endWatch := context.WithCancel(ctx)
-	watchDone := make(chan struct{})
-	go func() { defer close(watchDone); db.watch(watchCtx, logger) }() // says when Redis stops answering
-	defer func() { endWatch(); <-watchDone }()
+	// The crawl's companions, under one errgroup, all ended by endBg once
+	// the crawl returns: the Redis watch (says when Redis stops answering),
+	// the tallies' ticker, the due-sources watch and the live line.
+	bgCtx, endBg := context.WithCancel(context.Background())
+	var bg errgroup.Group
+	defer func() { endBg(); bg.Wait() }()
+	bg.Go(func() error { db.watch(bgCtx, logger); return nil })
 	state, deposits := crawlStores(db)
 
 	if out := cfg.JSONLPath(); out != "" {
@@ -158,37 +163,28 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	logger.Info("crawl starting", "config", cfg.Path(), "store", db.where(), "sources", len(cfg.Sources),
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
-	liveCtx, endLive := context.WithCancel(context.Background())
-	liveDone := make(chan struct{})
 	runID := fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
-	tallyDone := make(chan struct{})
-	go func() {
-		defer close(tallyDone)
+	bg.Go(func() error {
 		t := time.NewTicker(TallyEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-liveCtx.Done():
-				return
+			case <-bgCtx.Done():
+				return nil
 			case <-t.C:
 				if err := saveTallies(talliesPath(db.Path()), runID, c, obs, false); err != nil {
 					logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", err)
 				}
 			}
 		}
-	}()
-	dueDone := make(chan struct{})
+	})
 	if liveOn || *metricsAddr != "" {
 		// The sources due, for the live line and the gauge: a read of every
 		// source's schedule each second, so only when someone looks.
-		go func() { defer close(dueDone); obs.watchDue(liveCtx, state, cfg.Sources) }()
-	} else {
-		close(dueDone)
+		bg.Go(func() error { obs.watchDue(bgCtx, state, cfg.Sources); return nil })
 	}
 	if liveOn {
-		go func() { defer close(liveDone); runLive(liveCtx, stderr, obs, start) }()
-	} else {
-		close(liveDone)
+		bg.Go(func() error { runLive(bgCtx, stderr, obs, start); return nil })
 	}
 	var passErrs []string
 	if *once {
@@ -209,14 +205,12 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	} else {
 		err = c.Run(ctx)
 	}
-	endLive()
-	<-liveDone
-	<-dueDone
+	endBg()
+	bg.Wait()
 	interrupted := ctx.Err() != nil
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil // Ctrl-C: the operator's choice, not a failure
 	}
-	<-tallyDone
 	if terr := saveTallies(talliesPath(db.Path()), runID, c, obs, true); terr != nil {
 		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
 	}

@@ -34,37 +34,6 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Msg }
 
-// openClient opens the stores (the SQLite file at path, and the config's
-// Redis if it names one) and builds the fetch client every command shares:
-// the config's policy, the stores' ledger, robots.txt records, validators
-// and pacing, and the test flags' network options.
-func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, extra ...fetch.Option) (*fetch.Client, *stores, error) {
-	fp, err := cfg.FetchPolicy()
-	if err != nil {
-		return nil, nil, err
-	}
-	opts, err := nf.fetchOptions()
-	if err != nil {
-		return nil, nil, err
-	}
-	db, err := openStores(ctx, cfg, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts = append(opts,
-		fetch.WithLedgerStore(db.Ledger()),
-		fetch.WithValidatorStore(db.Validators()),
-		fetch.WithRobotsStore(db.Robots()),
-		fetch.WithSchedule(db.Schedule()),
-	)
-	c, err := fetch.New(fp, append(opts, extra...)...)
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return c, db, nil
-}
-
 var kinds = map[string]fetch.Kind{
 	"article": fetch.KindArticle, "feed": fetch.KindFeed, "sitemap": fetch.KindSitemap,
 	"api": fetch.KindAPI, "image": fetch.KindImage,

@@ -70,6 +70,7 @@ var commands = []struct {
 	{"demo", "serve a simulated web of publishers, crawl it politely, print the audit", runDemo},
 	{"crawl", "crawl the sources of a configuration (until Ctrl-C, or one pass with -once)", runCrawl},
 	{"explain", "say whether a URL may be read now, and why", runExplain},
+	{"fetch", "read one URL politely, as a crawl would; print status, headers and proof (-o: the body)", runFetch},
 	{"verify", "re-check every deposit's proof of fetch offline", runVerify},
 	{"report", "what the crawl did, per source and per host", runReport},
 	{"export", "deposits as JSON Lines or WARC", runExport},
