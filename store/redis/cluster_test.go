@@ -302,25 +302,3 @@ func clusterStore(t testing.TB) *Store {
 	c := requireCluster(t)
 	return &Store{Client: c.client(t), Prefix: fmt.Sprintf("c%d:", prefixes.Add(1))}
 }
-
-// nodeOf returns the address of the master serving key, as the cluster
-// says (CLUSTER KEYSLOT, then CLUSTER SHARDS' owner of that slot).
-func nodeOf(t testing.TB, rc *goredis.ClusterClient, key string) string {
-	t.Helper()
-	ctx := context.Background()
-	slot, err := rc.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slots, err := rc.ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-			return s.Nodes[0].Addr
-		}
-	}
-	t.Fatalf("no node serves slot %d", slot)
-	return ""
-}
