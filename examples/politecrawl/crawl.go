@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/clock"
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
@@ -170,7 +171,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		Backlog: BacklogSummary{Site: backlog},
 	}
 	t := &tally{sum: sum, out: out, sites: len(info.Sites)}
-	day := newSimDay(time.Now())
+	day := clock.NewManual(time.Now()) // the demo's simulated day: moved by the demo between passes, never by the wall clock
 	c := &crawl.Crawler{Client: client, Sources: sources, Clock: day, OnEvent: t.event}
 	var robotsKnown map[string]bool
 	if cfg.Store != nil {
