@@ -116,14 +116,30 @@ func TestPolitecheckCertifiesHand(t *testing.T) {
 
 // Ours, politecrawl crawl -once as the side-by-side runs it (the strict
 // news preset at 1 s per host, share images checked), is certified on a
-// web with a rude site and a disallowed section, every article fetched.
+// web with a disallowed section, every article fetched, and exits 0.
 func TestPolitecheckCertifiesOurs(t *testing.T) {
 	t.Parallel()
 	crawl := binary(t, "./examples/politecrawl")
 	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl},
-		"-hosts", "4", "-articles", "2", "-latency", "0-5ms", "-rude", "0.25", "-disallow", "0.25")
+		"-hosts", "4", "-articles", "2", "-latency", "0-5ms", "-disallow", "0.25")
 	if code != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
 		t.Errorf("exit %d (crawler %d), violations %v, pages %+v", code, r.Crawler.ExitCode, r.ByRule, r.Pages)
 	}
 	t.Logf("wall %.2f s, ideal %.2f s, %d requests", r.WallSeconds, r.IdealSeconds, r.Requests)
+}
+
+// On a web with a rude site (429, 503, a 5xx robots.txt), ours commits no
+// violation and fetches every page the well-behaved sites expect, and says
+// with its exit status that some sources could not be read (1, see
+// docs/exit-codes.md), so politecheck reports the crawler's failure (3)
+// rather than a clean certificate.
+func TestPolitecheckOursOnARudeWeb(t *testing.T) {
+	t.Parallel()
+	crawl := binary(t, "./examples/politecrawl")
+	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl},
+		"-hosts", "4", "-articles", "2", "-latency", "0-5ms", "-rude", "0.25", "-disallow", "0.25")
+	if code != 3 || r.Crawler.ExitCode != 1 || len(r.ByRule) != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
+		t.Errorf("exit %d (crawler %d), violations %v, pages %+v; want 3 (crawler 1), none, every expected page",
+			code, r.Crawler.ExitCode, r.ByRule, r.Pages)
+	}
 }
