@@ -121,7 +121,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	var bg errgroup.Group
 	defer func() { endBg(); bg.Wait() }()
 	bg.Go(func() error { db.watch(bgCtx, logger); return nil })
-	state, deposits := crawlStores(db)
+	state, deposits := db.Crawl().State, db.Crawl().Deposits
 
 	if out := cfg.JSONLPath(); out != "" {
 		jw, err := openJSONLOutput(out, deposits)
@@ -216,7 +216,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	now := time.Now()
 	settleCtx, endSettle := context.WithTimeout(context.Background(), 5*time.Second)
-	outs.settle(settleCtx, state, db.Robots(), now)
+	outs.settle(settleCtx, state, db.Fetch().Robots, now)
 	endSettle()
 	s := obs.snapshot()
 	robotsReads := db.robotsFetches.Load()

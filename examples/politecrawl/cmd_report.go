@@ -275,7 +275,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	state, _ := crawlStores(db)
+	state := db.Crawl().State
 	saved, err := loadTallies(talliesPath(db.Path()))
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -325,7 +325,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	for h := range tallies.Hosts {
 		hosts[h] = true
 	}
-	ledger := db.Ledger()
+	ledger := db.Fetch().Ledger
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		if h == "" {
 			continue

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/store/redis"
 )
 
 // maxConfigBytes bounds a configuration file.
@@ -101,33 +99,6 @@ type StoreConfig struct {
 	// records, validators, crawl state) that several workers share. Nil:
 	// all of it is in the SQLite file.
 	Redis *RedisConfig `json:"redis"`
-}
-
-// RedisConfig is the Redis every worker of a crawl shares.
-type RedisConfig struct {
-	// Addr is the server's "host:port". Required.
-	Addr string `json:"addr"`
-	// Prefix starts every key, so several crawls can share one server.
-	// "": redis.DefaultPrefix ("politefetch:").
-	Prefix string `json:"prefix"`
-	// Username is the ACL user. "": the default user.
-	Username string `json:"username"`
-	// Password is a reference, "env:NAME" or "file:PATH", never the
-	// password itself. "": none.
-	Password string `json:"password"`
-	// DB is the database number. 0: the first.
-	DB int `json:"db"`
-	// Timeout bounds each call to Redis; a call past it is a refusal.
-	// 0: redis.DefaultTimeout (2s); from 100ms to 1m.
-	Timeout crawl.Duration `json:"timeout"`
-}
-
-// timeout is Timeout or its default.
-func (r *RedisConfig) timeout() time.Duration {
-	if r.Timeout == 0 {
-		return redis.DefaultTimeout
-	}
-	return time.Duration(r.Timeout)
 }
 
 // Outputs are files the crawl writes as it deposits.
@@ -223,15 +194,11 @@ func (c *Config) StorePath() string {
 
 // storeLine says where state and deposits are kept, for sources check.
 func (c *Config) storeLine() string {
-	r := c.Store.Redis
-	if r == nil {
+	_, sec, ok := c.Store.stateSection()
+	if !ok {
 		return c.StorePath()
 	}
-	p := r.Prefix
-	if p == "" {
-		p = redis.DefaultPrefix
-	}
-	return fmt.Sprintf("%s (deposits), state shared in redis %s db %d prefix %q", c.StorePath(), r.Addr, r.DB, p)
+	return c.StorePath() + " (deposits), state shared in " + sec.where()
 }
 
 // JSONLPath returns outputs.jsonl relative to the config's folder, or "".
@@ -312,7 +279,7 @@ func (c *Config) check() error {
 	case cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip":
 		return c.errAt("crawl.share_images", "%q: check or skip", cs.ShareImages)
 	}
-	if err := c.checkRedis(); err != nil {
+	if err := c.checkStore(); err != nil {
 		return err
 	}
 	if len(c.Sources) == 0 {
@@ -357,38 +324,20 @@ func (c *Config) check() error {
 	return nil
 }
 
-// checkRedis validates store.redis, and makes a file: password relative
-// to the config's folder.
-func (c *Config) checkRedis() error {
-	r := c.Store.Redis
-	if r == nil {
-		return nil
-	}
-	if r.Addr == "" {
-		return c.errAt("store.redis.addr", "required: the server's host:port, e.g. 127.0.0.1:6379")
-	}
-	host, port, err := net.SplitHostPort(r.Addr)
-	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-		return c.errAt("store.redis.addr", "%q: want host:port, e.g. 127.0.0.1:6379", r.Addr)
-	}
-	if strings.ContainsAny(r.Prefix, "{} \t\r\n") {
-		return c.errAt("store.redis.prefix", "%q: no braces (every key's subject is a Redis Cluster hash tag) and no spaces", r.Prefix)
-	}
-	if r.Password != "" {
-		kind, ref, _ := strings.Cut(r.Password, ":")
-		if (kind != "env" && kind != "file") || ref == "" {
-			// Never echo the value: it may be the password itself.
-			return c.errAt("store.redis.password", "an inline password is refused: give a reference, env:NAME or file:PATH")
-		}
-		if kind == "file" {
-			r.Password = "file:" + c.rel(ref)
+// checkStore validates the store's sections: at most one state backend
+// (the table backends), checked by its own rules.
+func (c *Config) checkStore() error {
+	var set []string
+	for _, b := range backends {
+		if _, ok := b.section(&c.Store); ok {
+			set = append(set, "store."+b.key)
 		}
 	}
-	if r.DB < 0 {
-		return c.errAt("store.redis.db", "%d: a database number is 0 or more", r.DB)
+	if len(set) > 1 {
+		return c.errAt(set[1], "%s is also set: the state is kept in one backend", set[0])
 	}
-	if d := time.Duration(r.Timeout); d != 0 && (d < 100*time.Millisecond || d > time.Minute) {
-		return c.errAt("store.redis.timeout", "%v: from 100ms to 1m", d)
+	if key, sec, ok := c.Store.stateSection(); ok {
+		return sec.check(c, key)
 	}
 	return nil
 }
