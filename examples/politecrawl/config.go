@@ -121,6 +121,7 @@ type ConfigError struct {
 	Line   int    // 0: the file as a whole
 	Key    string // "sources[1].trigger.feeds[0]"; "": the file
 	Reason string
+	Err    error // the cause, when another package judged (fetch.ErrLessPolite); nil: none
 }
 
 func (e *ConfigError) Error() string {
@@ -136,6 +137,9 @@ func (e *ConfigError) Error() string {
 
 // Is matches ErrConfig.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Unwrap returns the cause, or nil.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadConfig reads and checks the configuration at path.
 func LoadConfig(path string) (*Config, error) {
@@ -342,12 +346,25 @@ func (c *Config) checkStore() error {
 	return nil
 }
 
-// FetchPolicy returns the fetch policy the config names: its preset, the
-// crawler's identity and the overrides, each checked to be no less polite
-// than the preset.
+// overrideKeys are the policy keys of the configuration, by the
+// fetch.Overrides field each sets.
+var overrideKeys = map[string]string{
+	"Interval":     "policy.interval",
+	"IntervalMax":  "policy.interval_max",
+	"RobotsTTL":    "policy.robots_ttl",
+	"RobotsRetry":  "policy.robots_retry",
+	"MaxRedirects": "policy.max_redirects",
+	"Timeout":      "policy.timeout",
+	"MaxWire":      "policy.max_bytes",
+}
+
+// FetchPolicy returns the fetch policy the config names: its preset with
+// the crawler's identity, and the overrides applied by fetch.Policy.Tighten,
+// which alone judges that each is no less polite than the preset. A refused
+// override is a *ConfigError at its key that matches fetch.ErrLessPolite.
 func (c *Config) FetchPolicy() (fetch.Policy, error) {
 	pc := c.Policy
-	fp, err := crawl.PolicySpec{Preset: pc.Preset, Interval: pc.Interval}.Fetch()
+	fp, err := crawl.PolicySpec{Preset: pc.Preset}.Fetch()
 	if err != nil {
 		var se *crawl.SourceError
 		if errors.As(err, &se) {
@@ -356,44 +373,28 @@ func (c *Config) FetchPolicy() (fetch.Policy, error) {
 		return fp, err
 	}
 	fp.Name, fp.Version, fp.InfoURL, fp.Contact = c.Crawler.Name, c.Crawler.Version, c.Crawler.InfoURL, c.Crawler.Contact
-	if d := time.Duration(pc.IntervalMax); d != 0 {
-		if d < fp.Interval || d < fp.IntervalMax {
-			return fp, c.errAt("policy.interval_max", "%v is below the interval band's %v", d, max(fp.Interval, fp.IntervalMax))
+	fp, err = fp.Tighten(fetch.Overrides{
+		Interval:     time.Duration(pc.Interval),
+		IntervalMax:  time.Duration(pc.IntervalMax),
+		RobotsTTL:    time.Duration(pc.RobotsTTL),
+		RobotsRetry:  time.Duration(pc.RobotsRetry),
+		MaxRedirects: pc.MaxRedirects,
+		Timeout:      time.Duration(pc.Timeout),
+		MaxWire:      pc.MaxBytes,
+	})
+	if err != nil {
+		var oe *fetch.OverrideError
+		if !errors.As(err, &oe) {
+			return fp, err
 		}
-		fp.IntervalMax = d
-	}
-	if d := time.Duration(pc.RobotsTTL); d != 0 {
-		if d > fp.Robots.TTL || d < time.Minute {
-			return fp, c.errAt("policy.robots_ttl", "%v: from 1m to the preset's %v", d, fp.Robots.TTL)
+		key := overrideKeys[oe.Field]
+		if key == "" {
+			key = "policy"
 		}
-		fp.Robots.TTL = d
-	}
-	if d := time.Duration(pc.RobotsRetry); d != 0 {
-		if d < fp.Robots.RetryInterval {
-			return fp, c.errAt("policy.robots_retry", "%v is shorter than the preset's %v", d, fp.Robots.RetryInterval)
-		}
-		fp.Robots.RetryInterval = d
-	}
-	if n := pc.MaxRedirects; n != 0 {
-		if n < 0 || n > fp.MaxRedirects {
-			return fp, c.errAt("policy.max_redirects", "%d: from 1 to the preset's %d", n, fp.MaxRedirects)
-		}
-		fp.MaxRedirects = n
-		if fp.ImageMaxRedirects > n {
-			fp.ImageMaxRedirects = n
-		}
-	}
-	if d := time.Duration(pc.Timeout); d != 0 {
-		if d < time.Second || d > fetch.DefaultTimeout {
-			return fp, c.errAt("policy.timeout", "%v: from 1s to %v", d, fetch.DefaultTimeout)
-		}
-		fp.Timeout = d
-	}
-	if n := pc.MaxBytes; n != 0 {
-		if n < 1024 || n > fetch.DefaultMaxWire {
-			return fp, c.errAt("policy.max_bytes", "%d: from 1024 to %d", n, fetch.DefaultMaxWire)
-		}
-		fp.MaxWire = n
+		// fetch's own words for the rule, then why, with the preset's bound.
+		rule := strings.TrimPrefix(fetch.ErrLessPolite.Error(), "fetch: ")
+		return fp, &ConfigError{File: c.path, Line: lineOf(c.root, key), Key: key,
+			Reason: fmt.Sprintf("%s: %s (the %s preset)", rule, oe.Reason, pc.Preset), Err: err}
 	}
 	if c.root != nil { // identity errors are the caller's to place
 		fc, err := fetch.New(fp)
