@@ -115,8 +115,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	defer db.Close()
 	defer client.Close()
 	// The crawl's companions, under one errgroup, all ended by endBg once
-	// the crawl returns: the Redis watch (says when Redis stops answering),
-	// the tallies' ticker, the due-sources watch and the live line.
+	// the crawl returns: the backend's watch (says when a state server
+	// stops answering), the due-sources watch and the live line. The
+	// counters need none: the crawl state keeps them as it goes.
 	bgCtx, endBg := context.WithCancel(context.Background())
 	var bg errgroup.Group
 	defer func() { endBg(); bg.Wait() }()
@@ -163,21 +164,6 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	logger.Info("crawl starting", "config", cfg.Path(), "store", db.where(), "sources", len(cfg.Sources),
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
-	runID := fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
-	bg.Go(func() error {
-		t := time.NewTicker(TallyEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-bgCtx.Done():
-				return nil
-			case <-t.C:
-				if err := saveTallies(talliesPath(db.Path()), runID, c, obs, false); err != nil {
-					logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", err)
-				}
-			}
-		}
-	})
 	if liveOn || *metricsAddr != "" {
 		// The sources due, for the live line and the gauge: a read of every
 		// source's schedule each second, so only when someone looks.
@@ -210,9 +196,6 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	interrupted := ctx.Err() != nil
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil // Ctrl-C: the operator's choice, not a failure
-	}
-	if terr := saveTallies(talliesPath(db.Path()), runID, c, obs, true); terr != nil {
-		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
 	}
 	now := time.Now()
 	settleCtx, endSettle := context.WithTimeout(context.Background(), 5*time.Second)
