@@ -172,7 +172,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	if liveOn {
 		bg.Go(func() error { runLive(bgCtx, stderr, obs, start); return nil })
 	}
-	var passErrs []string
+	var passErrs, passIDs []string
 	if *once {
 		var reps []*crawl.PassReport
 		reps, err = c.RunOnce(ctx)
@@ -184,8 +184,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 			if r.Err != nil && ctx.Err() == nil {
 				// A lease held elsewhere, a store that could not answer: the
 				// crawl could not run this source's pass (exit 2).
-				logger.Warn("pass ended early", "source", r.Source, "err", r.Err)
-				passErrs = append(passErrs, r.Source+": "+r.Err.Error())
+				logger.Warn("pass could not run", "source", r.Source, "err", r.Err)
+				passErrs = append(passErrs, r.Source+": "+passCause(r.Err, time.Now()))
+				passIDs = append(passIDs, r.Source)
 			}
 		}
 	} else {
@@ -222,7 +223,11 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	if len(passErrs) > 0 {
-		return fmt.Errorf("crawl: %d passes ended early: %s", len(passErrs), strings.Join(passErrs, "; "))
+		fmt.Fprintf(stdout, "crawl: the pass of %s could not run:\n", plural(len(passErrs), "source"))
+		for _, p := range passErrs {
+			fmt.Fprintln(stdout, "  "+p)
+		}
+		return fmt.Errorf("crawl: the pass of %s could not run: %s (why: in the summary above)", plural(len(passErrs), "source"), strings.Join(passIDs, ", "))
 	}
 	if len(failed) > 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("crawl: %d of %d sources could not be read", len(failed), len(outs.order))}
