@@ -234,18 +234,3 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-// isTerminalWriter reports whether w is a terminal.
-func isTerminalWriter(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
-}
-
-// quiet passes on warnings and errors only.
-type quiet struct{ slog.Handler }
-
-func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
-}
-func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }
-func (q quiet) WithGroup(n string) slog.Handler       { return quiet{q.Handler.WithGroup(n)} }

@@ -463,13 +463,6 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	}
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 func tallyLine(m map[string]int) string {
 	if len(m) == 0 {
 		return "none"
