@@ -59,6 +59,58 @@ func TestPacer_S4_RefusalAnsweredAfterTheCallerGaveUp(t *testing.T) {
 	}
 }
 
+// TestPacer_S4_RefusalBegunAsTheCallerGaveUp: the caller's deadline ends
+// after the answer's first byte and before its headers are in (here a 103
+// Early Hints, then the 429 after the caller has its error; on a loaded
+// machine, a process descheduled between the first byte of a 429 and its
+// parsed headers). The answer is still read in the background and the
+// refusal recorded, as for an answer not yet begun: otherwise the 429 the
+// host sent is never observed, and the host is asked again inside its
+// cool-down (three workers on a loaded Redis Cluster: a feed asked again
+// 10 s after its 429 with Retry-After 120).
+func TestPacer_S4_RefusalBegunAsTheCallerGaveUp(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("begun.example")
+	answer := make(chan struct{}) // the 429 comes once the caller has its error
+	s.Handle("/begun", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints) // the answer's first byte
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Del("Link")
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond))
+	if _, err := c.Get(context.Background(), s.URL("/")); err != nil { // robots.txt first
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := c.Get(ctx, s.URL("/begun"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("begun answer: err %v, want the caller's deadline", err)
+	}
+	close(answer)
+	_, err = c.Get(context.Background(), s.URL("/next"))
+	re := refusal(t, err, Cooldown)
+	if !re.Until.After(time.Now().Add(50 * time.Minute)) {
+		t.Errorf("cool-down until %v, want the hour the 429 asked", re.Until)
+	}
+	if requested(web, "begun.example", "/next") {
+		t.Error("the next request went out inside the cool-down")
+	}
+	for _, q := range web.Requests() {
+		if q.Path == "/begun" && q.Status != http.StatusTooManyRequests {
+			t.Errorf("the begun request ended with status %d: the chain hung up before the answer", q.Status)
+		}
+	}
+}
+
 // TestPacer_P1_AnswerGraceBounded: a pacer alone over net/http's transport.
 // A written request whose host never answers keeps the host's turn for the
 // grace after its caller's deadline, then is hung up on; the next request

@@ -72,7 +72,23 @@ type turn struct {
 	heard   bool        // net/http's trace said the request was written (a pacer alone)
 	wroteAt time.Time   // when the write of the request's bytes began (base transport only)
 	firstAt time.Time   // when the answer's first byte came
+	headed  bool        // the ledger gate below has the answer's status (see headersIn)
 	refusal error       // why the base transport refused the answer, if it did
+}
+
+// headersIn says the ledger gate below the pacer has the answer's status and
+// headers, and will show them to its ledger whatever becomes of the body.
+func (t *turn) headersIn() {
+	t.mu.Lock()
+	t.headed = true
+	t.mu.Unlock()
+}
+
+// observed reports whether headersIn was said.
+func (t *turn) observed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.headed
 }
 
 // answered says the answer's first byte has come: the base transport's
@@ -103,13 +119,6 @@ func (t *turn) refused() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.refusal
-}
-
-// answering reports whether the answer's first byte has come.
-func (t *turn) answering() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.firstAt.IsZero()
 }
 
 // times returns when the request was written on a connection of the base
