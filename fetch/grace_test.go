@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +109,72 @@ func TestPacer_S4_RefusalBegunAsTheCallerGaveUp(t *testing.T) {
 		if q.Path == "/begun" && q.Status != http.StatusTooManyRequests {
 			t.Errorf("the begun request ended with status %d: the chain hung up before the answer", q.Status)
 		}
+	}
+}
+
+// slowStarted is a Schedule whose Started waits, while hold is set, until
+// release is closed: a shared schedule on a loaded Redis, whose report of a
+// request's start takes a second.
+type slowStarted struct {
+	*MemorySchedule
+	hold    atomic.Bool
+	release chan struct{}
+}
+
+func (s *slowStarted) Started(ctx context.Context, key, owner string, now time.Time) error {
+	if s.hold.Load() {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+	}
+	return s.MemorySchedule.Started(ctx, key, owner, now)
+}
+
+// TestPacer_S4_RefusalWhileTheStartIsReported: the request is written,
+// and its start is still being reported to the shared Schedule (the turn
+// counted the request as written once that report was back) when the
+// caller's deadline ends; the host's 429 comes after. The request is on the
+// wire from its write's first byte: it is left to its answer grace and the
+// refusal recorded, not stopped as a request never sent (three workers on
+// a loaded Redis Cluster: a feed's 429 lost so, and the feed asked again
+// inside its Retry-After).
+func TestPacer_S4_RefusalWhileTheStartIsReported(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("slowstart.example")
+	answer := make(chan struct{}) // the 429 comes once the caller has its error
+	s.Handle("/refused", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	sched := &slowStarted{MemorySchedule: &MemorySchedule{}, release: make(chan struct{})}
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithStores(Stores{Schedule: sched}))
+	if _, err := c.Get(context.Background(), s.URL("/")); err != nil { // robots.txt first
+		t.Fatal(err)
+	}
+	sched.hold.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := c.Get(ctx, s.URL("/refused"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("refused while its start is reported: err %v, want the caller's deadline", err)
+	}
+	close(answer)
+	close(sched.release)
+	sched.hold.Store(false)
+	_, err = c.Get(context.Background(), s.URL("/next"))
+	re := refusal(t, err, Cooldown)
+	if !re.Until.After(time.Now().Add(50 * time.Minute)) {
+		t.Errorf("cool-down until %v, want the hour the 429 asked", re.Until)
+	}
+	if requested(web, "slowstart.example", "/next") {
+		t.Error("the next request went out inside the cool-down")
 	}
 }
 

@@ -136,12 +136,15 @@ func (t *turn) hasSent() bool {
 	return t.sent != nil
 }
 
-// written reports whether the turn's request has been written, as the base
-// transport or net/http's trace reports it.
+// written reports whether the turn's request may be on the wire, as the base
+// transport or net/http's trace reports it: written, or a write of it under
+// way (its bytes may be out, and answered, before the write returns and its
+// start has been reported to the Schedule, which on a loaded shared store
+// takes a while).
 func (t *turn) written() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.sent != nil || t.heard
+	return t.sent != nil || t.heard || t.writes > 0
 }
 
 // maySendOn reports whether the turn's request may be written on c: it has
