@@ -389,7 +389,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		return nil, unparsedRefusal(rawURL, err)
 	}
 	ctx = withCall(ctx, call)
 	req, cancel, err := c.request(ctx, call, u, http.MethodGet)
