@@ -201,7 +201,7 @@ func (c *Crawler) init() error {
 			c.initErr = ErrNoClient
 			return
 		}
-		if c.initErr = c.checkLimits(); c.initErr != nil {
+		if c.initErr = c.CheckLimits(); c.initErr != nil {
 			return
 		}
 		c.clk = clock.Or(c.Clock)
