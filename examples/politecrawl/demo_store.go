@@ -53,10 +53,7 @@ func openDemoStore(ctx context.Context, path string) (*stores, error) {
 // the ledger, robots.txt records, validators and the pacing schedule.
 func stateOptions(st *stores) []fetch.Option {
 	return []fetch.Option{
-		fetch.WithLedgerStore(st.Ledger()),
-		fetch.WithValidatorStore(st.Validators()),
-		fetch.WithRobotsStore(st.Robots()),
-		fetch.WithSchedule(st.Schedule()),
+		fetch.WithStores(fetch.Stores{Ledger: st.Ledger(), Validators: st.Validators(), Robots: st.Robots(), Schedule: st.Schedule()}),
 	}
 }
 

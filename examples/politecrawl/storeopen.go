@@ -88,10 +88,7 @@ func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, ext
 		return nil, nil, err
 	}
 	opts = append(opts,
-		fetch.WithLedgerStore(db.Ledger()),
-		fetch.WithValidatorStore(db.Validators()),
-		fetch.WithRobotsStore(db.Robots()),
-		fetch.WithSchedule(db.Schedule()),
+		fetch.WithStores(fetch.Stores{Ledger: db.Ledger(), Validators: db.Validators(), Robots: db.Robots(), Schedule: db.Schedule()}),
 	)
 	c, err := fetch.New(fp, append(opts, extra...)...)
 	if err != nil {
