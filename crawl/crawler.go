@@ -69,8 +69,10 @@ func (e *RefreshError) Is(target error) bool { return target == ErrRefreshDeclin
 // interval, walks its backlog at start-up and then every BacklogInterval,
 // and reads each announced article through Client, depositing what may be
 // kept. Set Client and Sources; the zero value of every other field works.
-// A Crawler without a Client refuses every call with ErrNoClient, and one
-// with an invalid source with that source's *SourceError.
+// A Crawler without a Client refuses every call with ErrNoClient, one with
+// a limit beyond its bound (a RefreshGuard under MinRefreshGuard, say) with
+// a *LimitError naming the field, and one with an invalid source with that
+// source's *SourceError.
 //
 // Run crawls until its context ends; Pass, RunOnce, Refresh and ReadTrigger
 // do one thing at once, for tools and tests. Stages, SourceCounts and
@@ -116,32 +118,34 @@ type Crawler struct {
 	Owner string
 
 	// BacklogInterval is the time between backlog walks. 0:
-	// DefaultBacklogInterval.
+	// DefaultBacklogInterval; at least MinBacklogInterval.
 	BacklogInterval time.Duration
 	// RefreshGuard is how long after a trigger read a Refresh or a
-	// ReadTrigger is declined. 0: DefaultRefreshGuard.
+	// ReadTrigger is declined. 0: DefaultRefreshGuard; at least
+	// MinRefreshGuard.
 	RefreshGuard time.Duration
 	// LeaseTTL is a pass lease's lifetime, renewed every third of it while
 	// the pass runs: a worker that dies holds its sources at most this
 	// long (see Owner for a restart on the same machine). 0:
-	// DefaultLeaseTTL.
+	// DefaultLeaseTTL; at least MinLeaseTTL.
 	LeaseTTL time.Duration
 	// MaxReads bounds the reads of one article in one pass. 0:
-	// DefaultMaxReads.
+	// DefaultMaxReads, which is also its most.
 	MaxReads int
 	// MaxFailures is how many consecutive deposit failures stop a pass:
 	// our own failures to deposit (Deposits failing or refusing a write),
 	// never the publisher's answers, which fail their article only. 0:
-	// DefaultMaxFailures.
+	// DefaultMaxFailures, which is also its most.
 	MaxFailures int
 	// HostQueue bounds the articles of one host queued in one pass. 0:
-	// DefaultHostQueue.
+	// DefaultHostQueue; a negative one is refused.
 	HostQueue int
-	// QueueSize bounds each queue between stages. 0: DefaultQueueSize.
+	// QueueSize bounds each queue between stages. 0: DefaultQueueSize; a
+	// negative one is refused.
 	QueueSize int
 	// Extractors bounds the articles of one pass extracted at once: the
 	// pass runs that many extractors, which end with it. 0:
-	// DefaultExtractors.
+	// DefaultExtractors; a negative one is refused.
 	Extractors int
 	// Starting bounds the passes starting at once. A pass holds one of
 	// these turns from its start until its first request is written (its
@@ -149,7 +153,8 @@ type Crawler struct {
 	// together (RunOnce, Run's start-up) start in turn, each host's first
 	// request going out promptly, instead of thousands of TLS handshakes
 	// sharing the CPU at once, each then taking as long as all of them and
-	// the slowest past the policy's timeout. 0: DefaultStarting.
+	// the slowest past the policy's timeout. 0: DefaultStarting; a negative
+	// one is refused.
 	Starting int
 
 	// Extract turns a complete read into an article. Nil: extract.HTML for
@@ -194,6 +199,9 @@ func (c *Crawler) init() error {
 	c.once.Do(func() {
 		if c.Client == nil {
 			c.initErr = ErrNoClient
+			return
+		}
+		if c.initErr = c.checkLimits(); c.initErr != nil {
 			return
 		}
 		c.clk = clock.Or(c.Clock)

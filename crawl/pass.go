@@ -64,29 +64,6 @@ type ListReport struct {
 	Err    error // the first failure, or nil
 }
 
-func (c *Crawler) limits() (ttl time.Duration, reads, failures, hostQ, q, ex int) {
-	ttl, reads, failures, hostQ, q, ex = c.LeaseTTL, c.MaxReads, c.MaxFailures, c.HostQueue, c.QueueSize, c.Extractors
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
-	if reads <= 0 {
-		reads = DefaultMaxReads
-	}
-	if failures <= 0 {
-		failures = DefaultMaxFailures
-	}
-	if hostQ <= 0 {
-		hostQ = DefaultHostQueue
-	}
-	if q <= 0 {
-		q = DefaultQueueSize
-	}
-	if ex <= 0 {
-		ex = DefaultExtractors
-	}
-	return
-}
-
 // passMode says what a pass does beyond what is due.
 type passMode struct {
 	forceTrigger bool // read the trigger even if it is not due

@@ -214,6 +214,9 @@ func (g *ledgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	if t := turnFrom(ctx); t != nil {
+		t.headersIn() // the pacer above may stop the request now: the status is seen
+	}
 	var prefix []byte
 	if mayBeChallenge(resp) && req.Method != http.MethodHead {
 		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)

@@ -25,11 +25,16 @@ func (p *pacer) answerGrace() time.Duration {
 // answer while req's context lives. If that context ends first:
 //
 //   - a request not yet written is stopped, and ends as it would have;
-//   - one written whose answer has not begun is left to finish in the
-//     background, for grace at most, holding the turn (see AnswerGrace),
-//     and the caller gets its context's error at once;
-//   - one whose answer has begun is stopped, and the caller gets what the
-//     layers below made of it.
+//   - one written whose status the ledger gate below has not yet seen is
+//     left to finish in the background, for grace at most, holding the
+//     turn (see AnswerGrace), and the caller gets its context's error at
+//     once: the gate still observes the answer when it comes, so that a
+//     refusal is recorded. This holds whether or not the answer has begun:
+//     a deadline may end between a 429's first byte and its parsed headers
+//     (a 1xx before it, or a process descheduled in between);
+//   - one whose status the gate has (it is reading the start of the body,
+//     see ledgerGate) is stopped, and the caller gets what the layers below
+//     made of it; the gate shows the ledger what it has.
 //
 // Once the answer has come, the same goroutine ends the request's own
 // context when the caller's ends, so that the caller's context still ends
@@ -58,7 +63,7 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 	select {
 	case <-rb.done:
 	case <-ctx.Done():
-		if t.written() && !t.answering() && p.abandon(rb, grace) {
+		if t.written() && !t.observed() && p.abandon(rb, grace) {
 			return nil, ctx.Err()
 		}
 		stop(ctx.Err())

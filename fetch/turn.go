@@ -72,7 +72,23 @@ type turn struct {
 	heard   bool        // net/http's trace said the request was written (a pacer alone)
 	wroteAt time.Time   // when the write of the request's bytes began (base transport only)
 	firstAt time.Time   // when the answer's first byte came
+	headed  bool        // the ledger gate below has the answer's status (see headersIn)
 	refusal error       // why the base transport refused the answer, if it did
+}
+
+// headersIn says the ledger gate below the pacer has the answer's status and
+// headers, and will show them to its ledger whatever becomes of the body.
+func (t *turn) headersIn() {
+	t.mu.Lock()
+	t.headed = true
+	t.mu.Unlock()
+}
+
+// observed reports whether headersIn was said.
+func (t *turn) observed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.headed
 }
 
 // answered says the answer's first byte has come: the base transport's
@@ -105,13 +121,6 @@ func (t *turn) refused() error {
 	return t.refusal
 }
 
-// answering reports whether the answer's first byte has come.
-func (t *turn) answering() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.firstAt.IsZero()
-}
-
 // times returns when the request was written on a connection of the base
 // transport and when its answer's first byte came (zero: not known).
 func (t *turn) times() (wrote, first time.Time) {
@@ -127,12 +136,15 @@ func (t *turn) hasSent() bool {
 	return t.sent != nil
 }
 
-// written reports whether the turn's request has been written, as the base
-// transport or net/http's trace reports it.
+// written reports whether the turn's request may be on the wire, as the base
+// transport or net/http's trace reports it: written, or a write of it under
+// way (its bytes may be out, and answered, before the write returns and its
+// start has been reported to the Schedule, which on a loaded shared store
+// takes a while).
 func (t *turn) written() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.sent != nil || t.heard
+	return t.sent != nil || t.heard || t.writes > 0
 }
 
 // maySendOn reports whether the turn's request may be written on c: it has

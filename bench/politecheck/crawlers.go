@@ -11,6 +11,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -20,6 +22,8 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +32,7 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	_ "modernc.org/sqlite" // to read the store politecrawl leaves
 )
 
 // userAgent is the benchmark crawlers' identity.
@@ -308,8 +313,88 @@ func execOurs(politecrawl string, images bool) error {
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
 		return err
 	}
-	args := []string{politecrawl, "crawl", "-config", cfg, "-store", filepath.Join(dir, "politecrawl.db"), "-once",
+	store := filepath.Join(dir, "politecrawl.db")
+	args := []string{politecrawl, "crawl", "-config", cfg, "-store", store, "-once",
 		"-live", "off", "-log-level", "warn",
 		"-connect-to", os.Getenv("POLITECHECK_ADDR"), "-ca", os.Getenv("POLITECHECK_CA"), "-admit-private", "127.0.0.0/8"}
-	return syscall.Exec(politecrawl, args, os.Environ())
+	out := os.Getenv("POLITECHECK_BENCH_IO")
+	if out == "" {
+		return syscall.Exec(politecrawl, args, os.Environ())
+	}
+	return runMeasured(args, store, out)
+}
+
+// ioStats is what runMeasured writes for the table: the bytes politecrawl
+// caused to be written to the storage layer (its rusage's output blocks,
+// the write_bytes of /proc/PID/io, 512-byte units), the store's files as
+// politecrawl left them, and the deposits in it.
+type ioStats struct {
+	WriteBytes int64 `json:"write_bytes"`
+	StoreBytes int64 `json:"store_bytes"` // the file, its -wal and -shm
+	WALBytes   int64 `json:"wal_bytes"`
+	Deposits   int64 `json:"deposits"`
+	// DepositBytes is what the deposits hold: each one's envelope (the
+	// bytes read, with their headers and proof) and its JSON columns.
+	DepositBytes int64 `json:"deposit_bytes"`
+}
+
+// deposited counts the deposits in the store and the bytes they hold.
+func deposited(store string) (n, size int64, err error) {
+	db, err := sql.Open("sqlite", "file:"+store+"?mode=ro")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	err = db.QueryRow(`SELECT count(*), coalesce(sum(coalesce(e.length, 0) + coalesce(length(d.proof), 0) + coalesce(length(d.article), 0)
+		+ coalesce(length(d.excerpt), 0) + coalesce(length(d.image), 0)), 0) FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id`).Scan(&n, &size)
+	return n, size, err
+}
+
+// runMeasured runs politecrawl as a child (so that its rusage can be read
+// after it ends: exec would leave nothing to read it), forwarding the
+// interrupt politecheck sends at its timeout, and writes its ioStats to
+// out. politecheck's figures for this process are the child's too: a
+// process's rusage at wait includes the children it waited for, and this
+// wrapper itself only waits.
+func runMeasured(args []string, store, out string) error {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		for s := range sig {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
+	st := ioStats{}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		st.WriteBytes = int64(ru.Oublock) * 512
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(store + suffix); err == nil {
+			st.StoreBytes += fi.Size()
+			if suffix == "-wal" {
+				st.WALBytes = fi.Size()
+			}
+		}
+	}
+	var jerr error
+	if st.Deposits, st.DepositBytes, jerr = deposited(store); jerr != nil {
+		return fmt.Errorf("reading the store: %w", jerr)
+	}
+	b, jerr := json.Marshal(st)
+	if jerr == nil {
+		jerr = os.WriteFile(out, b, 0o600)
+	}
+	if jerr != nil {
+		return jerr
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		os.Exit(ee.ExitCode())
+	}
+	return err
 }

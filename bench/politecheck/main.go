@@ -125,6 +125,11 @@ func table(args []string) error {
 	seed := fs.String("seed", "1", "the webs' scenario seed")
 	timeout := fs.Duration("timeout", 10*time.Minute, "politecheck's -timeout per run")
 	defaults := fs.Bool("colly-defaults", true, "also run colly with its default configuration, on the first web only (requests back to back: minutes on a large web)")
+	rude := fs.String("rude", "0", "politecheck's -rude: the share of rude sites")
+	disallow := fs.String("disallow", "0.25", "politecheck's -disallow: the share of sites whose robots.txt disallows a section the feed links to (a trap)")
+	crawlDelay := fs.String("crawl-delay", "0.1", "politecheck's -crawl-delay: the share of sites asking for a Crawl-delay")
+	only := fs.String("crawlers", "", "run only the crawlers whose names contain one of these comma-separated words (default: all)")
+	profile := fs.String("profile", "", "build politecrawl with CPU and allocation profiling and write its profiles into this directory (ours-WEB.cpu, ours-WEB.alloc)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,7 +152,15 @@ func table(args []string) error {
 	if err != nil {
 		return fmt.Errorf("building politecheck: %w", err)
 	}
-	crawler, err := build("./examples/politecrawl")
+	var crawler string
+	if *profile != "" {
+		if *profile, err = filepath.Abs(*profile); err != nil {
+			return err
+		}
+		crawler, err = buildProfiled(root, tmp)
+	} else {
+		crawler, err = build("./examples/politecrawl")
+	}
 	if err != nil {
 		return fmt.Errorf("building politecrawl: %w", err)
 	}
@@ -165,13 +178,13 @@ func table(args []string) error {
 		{"colly v2, polite", []string{self, "colly"}},
 		{"net/http, careful", []string{self, "hand"}},
 	}
-	runOne := func(hosts, articles string, cmd []string) (*result, error) {
+	runOne := func(hosts, articles string, cmd []string, env []string) (*result, error) {
 		args := []string{"-json", "-q", "-hosts", hosts, "-articles", articles, "-latency", "20ms-200ms",
-			"-rude", "0.1", "-disallow", "0.1", "-crawl-delay", "0.1", "-seed", *seed,
+			"-rude", *rude, "-disallow", *disallow, "-crawl-delay", *crawlDelay, "-seed", *seed,
 			"-interval", "1s", "-max-conns", "1", "-timeout", timeout.String(), "--"}
 		var out bytes.Buffer
 		c := exec.Command(checker, append(args, cmd...)...)
-		c.Stdout, c.Stderr = &out, os.Stderr
+		c.Stdout, c.Stderr, c.Env = &out, os.Stderr, append(os.Environ(), env...)
 		err := c.Run()
 		r := &result{}
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -188,8 +201,9 @@ func table(args []string) error {
 		return r, nil
 	}
 
-	fmt.Println("| web | crawler | politecheck exit | wall / ideal (requests' span) | articles fetched | violations by rule | CPU s | peak RSS |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Printf("webs: HTTPS, one connection per host, 20–200 ms latency, rude %s, disallow traps %s, Crawl-delay %s, seed %s\n\n", *rude, *disallow, *crawlDelay, *seed)
+	fmt.Println("| web | crawler | politecheck exit | wall / ideal (requests' span) | articles fetched | violations by rule | CPU s | peak RSS | written to disk (store after) / deposited |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	list := strings.Split(*webs, ",")
 	for i, w := range list {
 		hosts, articles, ok := strings.Cut(strings.TrimSpace(w), "x")
@@ -201,16 +215,53 @@ func table(args []string) error {
 			runs = append(runs, entry{"colly v2, default configuration", []string{self, "colly-default"}})
 		}
 		for _, e := range runs {
-			r, err := runOne(hosts, articles, e.cmd)
+			if !selected(*only, e.name) {
+				continue
+			}
+			var env []string
+			ioFile := ""
+			if e.cmd[1] == "ours" || e.cmd[1] == "ours-images" {
+				ioFile = filepath.Join(tmp, "io.json")
+				os.Remove(ioFile)
+				env = append(env, "POLITECHECK_BENCH_IO="+ioFile)
+				if *profile != "" {
+					name := filepath.Join(*profile, e.cmd[1]+"-"+strings.TrimSpace(w))
+					env = append(env, "POLITECRAWL_CPUPROFILE="+name+".cpu", "POLITECRAWL_ALLOCPROFILE="+name+".alloc")
+				}
+			}
+			r, err := runOne(hosts, articles, e.cmd, env)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", e.name, w, err)
 			}
-			fmt.Printf("| %s × %s | %s | %d | %.2f s / %.2f s = %.3f× (%.3f×) | %d / %d | %s | %.2f | %.1f MiB |\n",
+			disk := "–"
+			if ioFile != "" {
+				disk = "?"
+				var st ioStats
+				if b, err := os.ReadFile(ioFile); err == nil && json.Unmarshal(b, &st) == nil && st.DepositBytes > 0 {
+					disk = fmt.Sprintf("%.1f MB (%.1f MB) / %.2f MB in %d deposits = %.2f×", float64(st.WriteBytes)/1e6, float64(st.StoreBytes)/1e6,
+						float64(st.DepositBytes)/1e6, st.Deposits, float64(st.WriteBytes)/float64(st.DepositBytes))
+				}
+			}
+			fmt.Printf("| %s × %s | %s | %d | %.2f s / %.2f s = %.3f× (%.3f×) | %d / %d | %s | %.2f | %.1f MiB | %s |\n",
 				hosts, articles, e.name, r.exit, r.WallSeconds, r.IdealSeconds, r.WallOverIdeal, r.SpanSeconds/r.IdealSeconds,
-				r.Pages.Fetched, r.Pages.Expected, rules(r), r.Crawler.CPUSeconds, float64(r.Crawler.PeakRSSBytes)/(1<<20))
+				r.Pages.Fetched, r.Pages.Expected, rules(r), r.Crawler.CPUSeconds, float64(r.Crawler.PeakRSSBytes)/(1<<20), disk)
 		}
 	}
 	return nil
+}
+
+// selected reports whether the crawler named name is among the
+// comma-separated words of only ("": all of them).
+func selected(only, name string) bool {
+	if only == "" {
+		return true
+	}
+	for _, w := range strings.Split(only, ",") {
+		if w = strings.TrimSpace(w); w != "" && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // rules is "none" or each rule's count.

@@ -115,13 +115,14 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	defer db.Close()
 	defer client.Close()
 	// The crawl's companions, under one errgroup, all ended by endBg once
-	// the crawl returns: the Redis watch (says when Redis stops answering),
-	// the tallies' ticker, the due-sources watch and the live line.
+	// the crawl returns: the backend's watch (says when a state server
+	// stops answering), the due-sources watch and the live line. The
+	// counters need none: the crawl state keeps them as it goes.
 	bgCtx, endBg := context.WithCancel(context.Background())
 	var bg errgroup.Group
 	defer func() { endBg(); bg.Wait() }()
 	bg.Go(func() error { db.watch(bgCtx, logger); return nil })
-	state, deposits := crawlStores(db)
+	state, deposits := db.Crawl().State, db.Crawl().Deposits
 
 	if out := cfg.JSONLPath(); out != "" {
 		jw, err := openJSONLOutput(out, deposits)
@@ -163,21 +164,6 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	logger.Info("crawl starting", "config", cfg.Path(), "store", db.where(), "sources", len(cfg.Sources),
 		"policy", string(cfg.Policy.Preset), "user_agent", fp.UserAgent(), "once", *once)
-	runID := fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
-	bg.Go(func() error {
-		t := time.NewTicker(TallyEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-bgCtx.Done():
-				return nil
-			case <-t.C:
-				if err := saveTallies(talliesPath(db.Path()), runID, c, obs, false); err != nil {
-					logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", err)
-				}
-			}
-		}
-	})
 	if liveOn || *metricsAddr != "" {
 		// The sources due, for the live line and the gauge: a read of every
 		// source's schedule each second, so only when someone looks.
@@ -186,7 +172,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	if liveOn {
 		bg.Go(func() error { runLive(bgCtx, stderr, obs, start); return nil })
 	}
-	var passErrs []string
+	var passErrs, passIDs []string
 	if *once {
 		var reps []*crawl.PassReport
 		reps, err = c.RunOnce(ctx)
@@ -198,8 +184,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 			if r.Err != nil && ctx.Err() == nil {
 				// A lease held elsewhere, a store that could not answer: the
 				// crawl could not run this source's pass (exit 2).
-				logger.Warn("pass ended early", "source", r.Source, "err", r.Err)
-				passErrs = append(passErrs, r.Source+": "+r.Err.Error())
+				logger.Warn("pass could not run", "source", r.Source, "err", r.Err)
+				passErrs = append(passErrs, r.Source+": "+passCause(r.Err, time.Now()))
+				passIDs = append(passIDs, r.Source)
 			}
 		}
 	} else {
@@ -211,12 +198,9 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, context.Canceled) && interrupted {
 		err = nil // Ctrl-C: the operator's choice, not a failure
 	}
-	if terr := saveTallies(talliesPath(db.Path()), runID, c, obs, true); terr != nil {
-		logger.Warn("the run's tallies were not saved", "file", talliesPath(db.Path()), "err", terr)
-	}
 	now := time.Now()
 	settleCtx, endSettle := context.WithTimeout(context.Background(), 5*time.Second)
-	outs.settle(settleCtx, state, db.Robots(), now)
+	outs.settle(settleCtx, state, db.Fetch().Robots, now)
 	endSettle()
 	s := obs.snapshot()
 	robotsReads := db.robotsFetches.Load()
@@ -239,25 +223,14 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	if len(passErrs) > 0 {
-		return fmt.Errorf("crawl: %d passes ended early: %s", len(passErrs), strings.Join(passErrs, "; "))
+		fmt.Fprintf(stdout, "crawl: the pass of %s could not run:\n", plural(len(passErrs), "source"))
+		for _, p := range passErrs {
+			fmt.Fprintln(stdout, "  "+p)
+		}
+		return fmt.Errorf("crawl: the pass of %s could not run: %s (why: in the summary above)", plural(len(passErrs), "source"), strings.Join(passIDs, ", "))
 	}
 	if len(failed) > 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("crawl: %d of %d sources could not be read", len(failed), len(outs.order))}
 	}
 	return nil
 }
-
-// isTerminalWriter reports whether w is a terminal.
-func isTerminalWriter(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
-}
-
-// quiet passes on warnings and errors only.
-type quiet struct{ slog.Handler }
-
-func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
-}
-func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }
-func (q quiet) WithGroup(n string) slog.Handler       { return quiet{q.Handler.WithGroup(n)} }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,8 +194,16 @@ func TestCrawl_V7_SecondProcessFindsTheLeaseHeld(t *testing.T) {
 	before := len(sw.web.Requests())
 	r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...)
 	// news-2's pass may not quite have ended when the second one asks.
-	if r.code != 2 || !strings.Contains(r.stderr, "passes ended early: news-1: crawl: pass lease held") {
-		t.Errorf("second crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// Exit 2 (docs/exit-codes.md), and the words name the worker holding
+	// the lease and when its lease expires.
+	host, _ := os.Hostname()
+	held := regexp.MustCompile(`news-1: another worker is running its pass \(pid ` + strconv.Itoa(first.Process.Pid) + ` on host ` + regexp.QuoteMeta(host) +
+		`\) and holds its lease until \d\d:\d\d:\d\d UTC, \d+s from now; a running worker renews it`)
+	if r.code != 2 || !held.MatchString(r.stdout) || !strings.Contains(r.stderr, "could not run: news-1") {
+		t.Errorf("second crawl: exit %d, want 2 naming the holder and its lease's end\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if requirementCode.MatchString(r.stdout + r.stderr) {
+		t.Errorf("a requirement code in the message:\n%s%s", r.stdout, r.stderr)
 	}
 	if err := first.Wait(); err != nil {
 		t.Fatalf("first crawl: %v\n%s", err, firstOut.String())

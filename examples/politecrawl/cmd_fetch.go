@@ -12,8 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -25,59 +23,27 @@ import (
 func runFetch(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fetch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "the configuration file: the crawler's identity, its policy and sources (default: "+defaultConfig+" when it exists here)")
-	storePath := fs.String("store", "", "the SQLite state file (default: the config's)")
-	kindName := fs.String("kind", "article", "read the URL as: article, feed, sitemap, api or image")
+	var uf urlFlags
+	uf.register(fs)
 	out := fs.String("o", "", "write the body (the envelope, decoded) to this file")
-	var nf netFlags
-	nf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("fetch: one URL expected: politecrawl fetch -config FILE URL")
-	}
-	if *configPath = configOrDefault(*configPath); *configPath == "" {
-		return errors.New("fetch: -config FILE is required (no " + defaultConfig + " here): the crawler's identity and policy")
-	}
-	kind, ok := kinds[*kindName]
-	if !ok {
-		return fmt.Errorf("fetch: -kind must be article, feed, sitemap, api or image, not %q", *kindName)
-	}
-	raw := fs.Arg(0)
-	if u, err := url.Parse(raw); err != nil || u.Host == "" {
-		return fmt.Errorf("fetch: %q is not an absolute URL", raw)
-	}
-	if err := nf.check(); err != nil {
-		return fmt.Errorf("fetch: %w", err)
-	}
-	cfg, err := LoadConfig(*configPath)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	call, err := uf.open(ctx, "fetch", "the crawler's identity and policy", fs, stderr)
 	if err != nil {
 		return err
 	}
-	if *storePath == "" {
-		*storePath = cfg.StorePath()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	client, db, err := openClient(ctx, cfg, *storePath, &nf, fetch.WithLogger(slog.New(quiet{slog.NewTextHandler(stderr, nil)})))
-	if err != nil {
-		return fmt.Errorf("fetch: %w", err)
-	}
-	defer db.Close()
-	defer client.Close()
+	defer call.Close()
+	client, raw, opts := call.client, call.url, call.opts
 
-	opts := []fetch.GetOption{fetch.AsKind(kind)}
-	src := sourceFor(cfg, raw)
-	if src != nil {
-		opts = append(opts, fetch.WithSource(fetch.Source{Admitted: src.Admitted, Params: src.Params}))
-	}
 	res, err := client.Get(ctx, raw, opts...)
 	var re *fetch.RefusedError
 	if errors.As(err, &re) {
 		// Refused by us: nothing was sent. Why, layer by layer.
 		if e, xerr := client.Explain(ctx, raw, opts...); xerr == nil {
-			printExplanation(stdout, cfg, src, e, time.Now())
+			printExplanation(stdout, call.src, e, time.Now())
 		}
 		return &ExitError{Code: 1, Msg: "fetch: refused: " + causeText(err)}
 	}

@@ -1,24 +1,20 @@
 package main
 
 // politecrawl report -config FILE [-store FILE] [-json]: what the crawls
-// did, per source and per host. From the store: each source's references
-// by outcome, its deposits and schedule, each host's refusal ledger
-// (strikes, cool-down, suspension). From the tallies each crawl adds to
-// as it runs (a JSON file beside the store, see Tallies): reads, 304s,
-// envelope bytes, refusals by reason, failures. A crawl killed with
-// SIGKILL loses at most its last TallyEvery of tallies; everything in the
-// store stays exact.
+// did, per source and per host, all of it from the store. Per source: its
+// references by outcome, its deposits and schedule, and its counters, which
+// the crawl state keeps in the transaction of what they count
+// (crawl.Tallier: reads when asked, outcomes when settled), so a report
+// after a kill -9 counts every read up to the kill. Per host: its deposits
+// and the refusal ledger (strikes, cool-down, suspension).
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,192 +25,26 @@ import (
 	"github.com/politefetch/politefetch/crawl"
 )
 
-// Tally is what crawls did to one source or host, added up over runs.
+// Tally is one source's counters, over every crawl that shared the store
+// (crawl.Tally, named as the report's JSON names things).
 type Tally struct {
-	Requests     int64          `json:"reads"`          // reads the crawler reported: triggers, 304s, articles (hosts only)
-	NotModified  int64          `json:"not_modified"`   // 304 answers
-	Wire         int64          `json:"envelope_bytes"` // envelope bytes deposited (hosts only)
-	TriggerReads int            `json:"trigger_reads"`  // feed or API reads (sources)
-	Deposits     int            `json:"deposits"`
-	Excerpts     int            `json:"excerpts"`
-	Excluded     int            `json:"excluded"`
-	Mismatches   int            `json:"mismatches"`
-	Failures     int            `json:"failures"`
-	Passes       int            `json:"passes"`
-	Stopped      int            `json:"stopped"` // passes stopped after MaxFailures in a row (V12)
-	Refusals     map[string]int `json:"refusals,omitempty"`
+	Reads           int `json:"reads"`            // article reads asked of the chain
+	TriggerReads    int `json:"trigger_reads"`    // feed or API reads answered
+	NotModified     int `json:"not_modified"`     // of them, answered 304
+	ImageReads      int `json:"image_reads"`      // share images checked
+	Deposits        int `json:"deposits"`         // articles deposited in full
+	Excerpts        int `json:"excerpts"`         // stories kept as their feed's excerpt
+	Excluded        int `json:"excluded"`         // gated, or nothing that may be kept
+	Mismatches      int `json:"mismatches"`       // identifiers disagreed
+	Refused         int `json:"refused"`          // article reads the chain refused before sending
+	Failures        int `json:"failures"`         // reads that brought nothing to deposit
+	DepositFailures int `json:"deposit_failures"` // our own failures to deposit
 }
 
-func (t *Tally) addCounts(c crawl.Counts) {
-	t.TriggerReads += c.TriggerReads
-	t.NotModified += int64(c.NotModified)
-	t.Deposits += c.Deposits
-	t.Excerpts += c.Excerpts
-	t.Excluded += c.Excluded
-	t.Mismatches += c.Mismatches
-	t.Failures += c.Failures
-	t.Passes += c.Passes
-	t.Stopped += c.Stopped
-	for k, v := range c.Refusals {
-		if t.Refusals == nil {
-			t.Refusals = map[string]int{}
-		}
-		t.Refusals[k] += v
-	}
-}
-
-// Tallies are the crawls' tallies, kept beside the store: the totals of
-// the runs that ended, and each running crawl's own so far, which it
-// rewrites every TallyEvery and folds into the totals when it ends. A run
-// killed without that last write is folded in by the next run to save,
-// once its entry is an hour old.
-type Tallies struct {
-	Runs    int                  `json:"runs"` // runs folded into the totals
-	Updated time.Time            `json:"updated"`
-	Sources map[string]*Tally    `json:"sources"`
-	Hosts   map[string]*Tally    `json:"hosts"`
-	Live    map[string]*RunTally `json:"live,omitempty"` // by run id
-}
-
-// RunTally is one running crawl's tallies so far.
-type RunTally struct {
-	Updated time.Time         `json:"updated"`
-	Sources map[string]*Tally `json:"sources"`
-	Hosts   map[string]*Tally `json:"hosts"`
-}
-
-// TallyEvery is how often a running crawl rewrites its tallies.
-const TallyEvery = 30 * time.Second
-
-// staleRun is how old a run's entry must be to be taken for dead.
-const staleRun = time.Hour
-
-// talliesPath is the tallies file of a store.
-func talliesPath(store string) string { return store + ".tallies.json" }
-
-func loadTallies(path string) (*Tallies, error) {
-	t := &Tallies{}
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err == nil {
-		if err := json.Unmarshal(b, t); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if t.Sources == nil {
-		t.Sources = map[string]*Tally{}
-	}
-	if t.Hosts == nil {
-		t.Hosts = map[string]*Tally{}
-	}
-	if t.Live == nil {
-		t.Live = map[string]*RunTally{}
-	}
-	return t, nil
-}
-
-func tallyOf(m map[string]*Tally, k string) *Tally {
-	if m[k] == nil {
-		m[k] = &Tally{}
-	}
-	return m[k]
-}
-
-// add adds u to t.
-func (t *Tally) add(u *Tally) {
-	t.Requests += u.Requests
-	t.NotModified += u.NotModified
-	t.Wire += u.Wire
-	t.TriggerReads += u.TriggerReads
-	t.Deposits += u.Deposits
-	t.Excerpts += u.Excerpts
-	t.Excluded += u.Excluded
-	t.Mismatches += u.Mismatches
-	t.Failures += u.Failures
-	t.Passes += u.Passes
-	t.Stopped += u.Stopped
-	for k, v := range u.Refusals {
-		if t.Refusals == nil {
-			t.Refusals = map[string]int{}
-		}
-		t.Refusals[k] += v
-	}
-}
-
-// fold adds a run's tallies to the totals.
-func (t *Tallies) fold(r *RunTally) {
-	for k, v := range r.Sources {
-		tallyOf(t.Sources, k).add(v)
-	}
-	for k, v := range r.Hosts {
-		tallyOf(t.Hosts, k).add(v)
-	}
-	t.Runs++
-}
-
-// total is the totals with the running crawls' tallies added.
-func (t *Tallies) total() *Tallies {
-	out := &Tallies{Runs: t.Runs, Updated: t.Updated, Sources: map[string]*Tally{}, Hosts: map[string]*Tally{}}
-	out.fold(&RunTally{Sources: t.Sources, Hosts: t.Hosts})
-	out.Runs = t.Runs
-	for _, r := range t.Live {
-		out.fold(r)
-	}
-	return out
-}
-
-// runTally is this run's tallies so far.
-func runTally(c *crawl.Crawler, o *observer) *RunTally {
-	r := &RunTally{Updated: time.Now().UTC(), Sources: map[string]*Tally{}, Hosts: map[string]*Tally{}}
-	for id, cs := range c.SourceCounts() {
-		tallyOf(r.Sources, id).addCounts(cs)
-	}
-	for h, cs := range c.HostCounts() {
-		cs.NotModified = 0 // the host's 304s are the observer's, below
-		tallyOf(r.Hosts, h).addCounts(cs)
-	}
-	for h, f := range o.hostStats() {
-		ht := tallyOf(r.Hosts, h)
-		ht.Requests += f.requests
-		ht.NotModified += f.notModified
-		ht.Wire += f.wire
-	}
-	return r
-}
-
-// saveTallies writes run's tallies so far to the file (final: folded into
-// the totals), replacing the file atomically.
-func saveTallies(path, run string, c *crawl.Crawler, o *observer, final bool) error {
-	t, err := loadTallies(path)
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC()
-	for id, r := range t.Live {
-		if id != run && now.Sub(r.Updated) > staleRun {
-			t.fold(r) // a run that ended without its last write
-			delete(t.Live, id)
-		}
-	}
-	rt := runTally(c, o)
-	if final {
-		delete(t.Live, run)
-		t.fold(rt)
-	} else {
-		t.Live[run] = rt
-	}
-	t.Updated = now
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+func tallyFrom(t crawl.Tally) *Tally {
+	return &Tally{Reads: t.Reads, TriggerReads: t.TriggerReads, NotModified: t.NotModified, ImageReads: t.ImageReads,
+		Deposits: t.Deposits, Excerpts: t.Excerpts, Excluded: t.Excluded, Mismatches: t.Mismatches,
+		Refused: t.Refusals, Failures: t.Failures, DepositFailures: t.DepositFailures}
 }
 
 // SourceReport is one source in the report.
@@ -228,27 +58,31 @@ type SourceReport struct {
 	LastTrigger time.Time      `json:"last_trigger,omitzero"`
 	NextTrigger time.Time      `json:"next_trigger,omitzero"`
 	LastBacklog time.Time      `json:"last_backlog,omitzero"`
-	Tally       *Tally         `json:"tally,omitempty"`
+	// Tally is the source's counters; nil when the state's store keeps
+	// none (it is not a crawl.Tallier).
+	Tally *Tally `json:"tally,omitempty"`
 }
 
 // HostReport is one host in the report.
 type HostReport struct {
 	Host      string    `json:"host"`
 	LedgerKey string    `json:"ledger_key"`
+	Deposits  int       `json:"deposits"` // full deposits of its pages, in this file
+	Bytes     int64     `json:"envelope_bytes"`
 	Strikes   int       `json:"strikes"`
 	LastCause string    `json:"last_refusal,omitempty"`
 	CoolUntil time.Time `json:"cooling_until,omitzero"`
 	Suspended bool      `json:"suspended"`
 	NextCheck time.Time `json:"next_check,omitzero"`
-	Tally     *Tally    `json:"tally,omitempty"`
 }
 
 // Report is the whole report.
 type Report struct {
-	Config  string         `json:"config"`
-	Store   string         `json:"store"`
-	Runs    int            `json:"runs"`    // crawl runs that ended
-	Running int            `json:"running"` // crawls running (or killed within the hour), their tallies so far included
+	Config string `json:"config"`
+	Store  string `json:"store"`
+	// Counted says where the sources' counters come from: the state's
+	// store, or "" when it keeps none.
+	Counted string         `json:"counted,omitempty"`
 	Sources []SourceReport `json:"sources"`
 	Hosts   []HostReport   `json:"hosts"`
 }
@@ -275,16 +109,28 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	state, _ := crawlStores(db)
-	saved, err := loadTallies(talliesPath(db.Path()))
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
+	state := db.Crawl().State
+	tallier, counted := state.(crawl.Tallier)
+	rep := Report{Config: cfg.Path(), Store: db.Path()}
+	if counted {
+		rep.Counted = db.where()
 	}
-	tallies := saved.total()
-	rep := Report{Config: cfg.Path(), Store: db.Path(), Runs: saved.Runs, Running: len(saved.Live)}
-	hosts := map[string]bool{}
+	hosts := map[string]*HostReport{}
+	host := func(h string) *HostReport {
+		if hosts[h] == nil {
+			hosts[h] = &HostReport{Host: h}
+		}
+		return hosts[h]
+	}
 	for _, s := range cfg.Sources {
-		sr := SourceReport{ID: s.ID, Active: s.Active, Refs: map[string]int{}, Tally: tallies.Sources[s.ID]}
+		sr := SourceReport{ID: s.ID, Active: s.Active, Refs: map[string]int{}}
+		if counted {
+			t, err := tallier.Tally(ctx, s.ID)
+			if err != nil {
+				return fmt.Errorf("report: %s: %w", s.ID, err)
+			}
+			sr.Tally = tallyFrom(t)
+		}
 		refs, err := state.Refs(ctx, s.ID)
 		if err != nil {
 			return fmt.Errorf("report: %s: %w", s.ID, err)
@@ -292,7 +138,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		for _, r := range refs {
 			sr.Refs[r.Outcome.String()]++
 			if h := hostOfURL(r.URL); h != "" {
-				hosts[h] = true
+				host(h)
 			}
 		}
 		list, err := deps.List(ctx, s.ID, time.Time{})
@@ -300,11 +146,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("report: %s: %w", s.ID, err)
 		}
 		for _, d := range list {
-			if d.Envelope != nil {
-				sr.Deposits++
-				sr.Bytes += int64(len(d.Envelope))
-			} else {
+			if d.Envelope == nil {
 				sr.Excerpts++
+				continue
+			}
+			sr.Deposits++
+			sr.Bytes += int64(len(d.Envelope))
+			if h := hostOfURL(d.URL); h != "" {
+				hr := host(h)
+				hr.Deposits++
+				hr.Bytes += int64(len(d.Envelope))
 			}
 		}
 		sc, err := state.Schedule(ctx, s.ID)
@@ -314,32 +165,28 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		sr.LastTrigger, sr.NextTrigger, sr.LastBacklog = sc.LastTrigger, sc.NextTrigger, sc.LastBacklog
 		rep.Sources = append(rep.Sources, sr)
 		for _, f := range s.Trigger.Feeds {
-			hosts[hostOfURL(f)] = true
+			if h := hostOfURL(f); h != "" {
+				host(h)
+			}
 		}
 		for _, a := range s.Admitted {
 			if !strings.HasPrefix(a, "*.") {
-				hosts[a] = true
+				host(a)
 			}
 		}
 	}
-	for h := range tallies.Hosts {
-		hosts[h] = true
-	}
-	ledger := db.Ledger()
+	ledger := db.Fetch().Ledger
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
-		if h == "" {
-			continue
-		}
-		key := h
+		hr := hosts[h]
+		hr.LedgerKey = h
 		if fp.PerSite {
 			if site, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
-				key = site
+				hr.LedgerKey = site
 			}
 		}
-		hr := HostReport{Host: h, LedgerKey: key, Tally: tallies.Hosts[h]}
-		st, ok, err := ledger.Get(ctx, key)
+		st, ok, err := ledger.Get(ctx, hr.LedgerKey)
 		if err != nil {
-			return fmt.Errorf("report: ledger %s: %w", key, err)
+			return fmt.Errorf("report: ledger %s: %w", hr.LedgerKey, err)
 		}
 		if ok {
 			hr.Strikes, hr.LastCause, hr.Suspended = st.Strikes, st.Cause(), st.Suspended
@@ -350,7 +197,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 				hr.NextCheck = st.NextCheck.UTC()
 			}
 		}
-		rep.Hosts = append(rep.Hosts, hr)
+		rep.Hosts = append(rep.Hosts, *hr)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -368,46 +215,39 @@ func printReport(w io.Writer, rep *Report) {
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
 	}
-	refusals := func(t *Tally) string {
-		if t == nil || len(t.Refusals) == 0 {
-			return "-"
-		}
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(t.Refusals)) {
-			parts = append(parts, fmt.Sprintf("%s:%d", k, t.Refusals[k]))
-		}
-		return strings.Join(parts, " ")
+	fmt.Fprintf(w, "report of %s (store %s)\n", rep.Config, rep.Store)
+	if rep.Counted == "" {
+		fmt.Fprintln(w, "the state's store keeps no counters: reads, 304s, failures and refusals are not shown (-)")
 	}
-	fmt.Fprintf(w, "report of %s (store %s, %d crawl runs tallied, %d running)\n\n", rep.Config, rep.Store, rep.Runs, rep.Running)
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tACTIVE\tREFS\tPENDING\tDEPOSITS\tEXCERPTS\tBYTES\tTRIGGER READS\t304\tFAILURES\tREFUSALS\tLAST TRIGGER\tNEXT TRIGGER")
+	fmt.Fprintln(tw, "SOURCE\tACTIVE\tREFS\tPENDING\tDEPOSITS\tEXCERPTS\tBYTES\tREADS\tTRIGGER READS\t304\tIMAGES\tFAILURES\tREFUSED\tLAST TRIGGER\tNEXT TRIGGER")
 	for _, s := range rep.Sources {
 		total := 0
 		for _, n := range s.Refs {
 			total += n
 		}
-		t := s.Tally
-		if t == nil {
-			t = &Tally{}
+		counters := "-\t-\t-\t-\t-\t-"
+		if t := s.Tally; t != nil {
+			counters = fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%d", t.Reads, t.TriggerReads, t.NotModified, t.ImageReads, t.Failures, t.Refused)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.Active, total, s.Refs["pending"],
-			s.Deposits, s.Excerpts, s.Bytes, t.TriggerReads, t.NotModified, t.Failures, refusals(s.Tally), at(s.LastTrigger), at(s.NextTrigger))
+		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.Active, total, s.Refs["pending"],
+			s.Deposits, s.Excerpts, s.Bytes, counters, at(s.LastTrigger), at(s.NextTrigger))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tREADS\t304\tENVELOPE BYTES\tDEPOSITS\tFAILURES\tREFUSALS\tSTRIKES\tCOOLING UNTIL\tSUSPENDED")
+	fmt.Fprintln(tw, "HOST\tDEPOSITS\tENVELOPE BYTES\tSTRIKES\tLAST REFUSAL\tCOOLING UNTIL\tSUSPENDED")
 	for _, h := range rep.Hosts {
-		t := h.Tally
-		if t == nil {
-			t = &Tally{}
-		}
 		susp := "no"
 		if h.Suspended {
 			susp = "until " + at(h.NextCheck)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", h.Host, t.Requests, t.NotModified, t.Wire,
-			t.Deposits, t.Failures, refusals(h.Tally), h.Strikes, at(h.CoolUntil), susp)
+		cause := h.LastCause
+		if cause == "" {
+			cause = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", h.Host, h.Deposits, h.Bytes, h.Strikes, cause, at(h.CoolUntil), susp)
 	}
 	tw.Flush()
 }

@@ -22,6 +22,9 @@ import (
 func runSources(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "check" {
 		fmt.Fprintln(stderr, "usage: politecrawl sources check -config FILE")
+		if len(args) > 0 && wantsHelp(args[:1]) {
+			return flag.ErrHelp // help asked for is an answer: exit 0
+		}
 		return errors.New("sources: the only subcommand is check")
 	}
 	fs := flag.NewFlagSet("sources check", flag.ContinueOnError)
@@ -51,9 +54,6 @@ func runSources(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-// row prints one setting: the key in a fixed column, then its value.
-func row(w io.Writer, key, value string) { fmt.Fprintf(w, "  %-28s %s\n", key, value) }
 
 // printPolicy prints the policy every source is read under, as it takes
 // effect: each value read from the fetch policy itself, not restated.
@@ -283,16 +283,4 @@ func printSource(w io.Writer, s *crawl.Source) {
 		id = crawl.IDFromCMS
 	}
 	row(w, "identifier", string(id))
-}
-
-// fmtDuration writes 1h, 15m, 1s, 1h30m rather than 1h0m0s.
-func fmtDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -51,7 +51,7 @@ func runWithdraw(args []string, stdout, stderr io.Writer) error {
 	case src.Active:
 		return fmt.Errorf("withdraw: source %s is active in %s: set active: false first (an excluded source leaves the list), and restart any crawl running with the old config", *id, cfg.Path())
 	}
-	state, _ := crawlStores(db)
+	state := db.Crawl().State
 	owner := fmt.Sprintf("politecrawl-withdraw-%d", os.Getpid())
 	if _, err := state.AcquireLease(ctx, *id, owner, time.Now(), time.Minute); err != nil {
 		var le *crawl.LeaseError

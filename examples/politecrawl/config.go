@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/store/redis"
 )
 
 // maxConfigBytes bounds a configuration file.
@@ -103,33 +101,6 @@ type StoreConfig struct {
 	Redis *RedisConfig `json:"redis"`
 }
 
-// RedisConfig is the Redis every worker of a crawl shares.
-type RedisConfig struct {
-	// Addr is the server's "host:port". Required.
-	Addr string `json:"addr"`
-	// Prefix starts every key, so several crawls can share one server.
-	// "": redis.DefaultPrefix ("politefetch:").
-	Prefix string `json:"prefix"`
-	// Username is the ACL user. "": the default user.
-	Username string `json:"username"`
-	// Password is a reference, "env:NAME" or "file:PATH", never the
-	// password itself. "": none.
-	Password string `json:"password"`
-	// DB is the database number. 0: the first.
-	DB int `json:"db"`
-	// Timeout bounds each call to Redis; a call past it is a refusal.
-	// 0: redis.DefaultTimeout (2s); from 100ms to 1m.
-	Timeout crawl.Duration `json:"timeout"`
-}
-
-// timeout is Timeout or its default.
-func (r *RedisConfig) timeout() time.Duration {
-	if r.Timeout == 0 {
-		return redis.DefaultTimeout
-	}
-	return time.Duration(r.Timeout)
-}
-
 // Outputs are files the crawl writes as it deposits.
 type Outputs struct {
 	// JSONL, when set, has each new deposit appended as one JSON line
@@ -150,6 +121,7 @@ type ConfigError struct {
 	Line   int    // 0: the file as a whole
 	Key    string // "sources[1].trigger.feeds[0]"; "": the file
 	Reason string
+	Err    error // the cause, when another package judged (fetch.ErrLessPolite); nil: none
 }
 
 func (e *ConfigError) Error() string {
@@ -165,6 +137,9 @@ func (e *ConfigError) Error() string {
 
 // Is matches ErrConfig.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Unwrap returns the cause, or nil.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadConfig reads and checks the configuration at path.
 func LoadConfig(path string) (*Config, error) {
@@ -223,15 +198,11 @@ func (c *Config) StorePath() string {
 
 // storeLine says where state and deposits are kept, for sources check.
 func (c *Config) storeLine() string {
-	r := c.Store.Redis
-	if r == nil {
+	_, sec, ok := c.Store.stateSection()
+	if !ok {
 		return c.StorePath()
 	}
-	p := r.Prefix
-	if p == "" {
-		p = redis.DefaultPrefix
-	}
-	return fmt.Sprintf("%s (deposits), state shared in redis %s db %d prefix %q", c.StorePath(), r.Addr, r.DB, p)
+	return c.StorePath() + " (deposits), state shared in " + sec.where()
 }
 
 // JSONLPath returns outputs.jsonl relative to the config's folder, or "".
@@ -312,7 +283,7 @@ func (c *Config) check() error {
 	case cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip":
 		return c.errAt("crawl.share_images", "%q: check or skip", cs.ShareImages)
 	}
-	if err := c.checkRedis(); err != nil {
+	if err := c.checkStore(); err != nil {
 		return err
 	}
 	if len(c.Sources) == 0 {
@@ -357,48 +328,43 @@ func (c *Config) check() error {
 	return nil
 }
 
-// checkRedis validates store.redis, and makes a file: password relative
-// to the config's folder.
-func (c *Config) checkRedis() error {
-	r := c.Store.Redis
-	if r == nil {
-		return nil
-	}
-	if r.Addr == "" {
-		return c.errAt("store.redis.addr", "required: the server's host:port, e.g. 127.0.0.1:6379")
-	}
-	host, port, err := net.SplitHostPort(r.Addr)
-	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-		return c.errAt("store.redis.addr", "%q: want host:port, e.g. 127.0.0.1:6379", r.Addr)
-	}
-	if strings.ContainsAny(r.Prefix, "{} \t\r\n") {
-		return c.errAt("store.redis.prefix", "%q: no braces (every key's subject is a Redis Cluster hash tag) and no spaces", r.Prefix)
-	}
-	if r.Password != "" {
-		kind, ref, _ := strings.Cut(r.Password, ":")
-		if (kind != "env" && kind != "file") || ref == "" {
-			// Never echo the value: it may be the password itself.
-			return c.errAt("store.redis.password", "an inline password is refused: give a reference, env:NAME or file:PATH")
-		}
-		if kind == "file" {
-			r.Password = "file:" + c.rel(ref)
+// checkStore validates the store's sections: at most one state backend
+// (the table backends), checked by its own rules.
+func (c *Config) checkStore() error {
+	var set []string
+	for _, b := range backends {
+		if _, ok := b.section(&c.Store); ok {
+			set = append(set, "store."+b.key)
 		}
 	}
-	if r.DB < 0 {
-		return c.errAt("store.redis.db", "%d: a database number is 0 or more", r.DB)
+	if len(set) > 1 {
+		return c.errAt(set[1], "%s is also set: the state is kept in one backend", set[0])
 	}
-	if d := time.Duration(r.Timeout); d != 0 && (d < 100*time.Millisecond || d > time.Minute) {
-		return c.errAt("store.redis.timeout", "%v: from 100ms to 1m", d)
+	if key, sec, ok := c.Store.stateSection(); ok {
+		return sec.check(c, key)
 	}
 	return nil
 }
 
-// FetchPolicy returns the fetch policy the config names: its preset, the
-// crawler's identity and the overrides, each checked to be no less polite
-// than the preset.
+// overrideKeys are the policy keys of the configuration, by the
+// fetch.Overrides field each sets.
+var overrideKeys = map[string]string{
+	"Interval":     "policy.interval",
+	"IntervalMax":  "policy.interval_max",
+	"RobotsTTL":    "policy.robots_ttl",
+	"RobotsRetry":  "policy.robots_retry",
+	"MaxRedirects": "policy.max_redirects",
+	"Timeout":      "policy.timeout",
+	"MaxWire":      "policy.max_bytes",
+}
+
+// FetchPolicy returns the fetch policy the config names: its preset with
+// the crawler's identity, and the overrides applied by fetch.Policy.Tighten,
+// which alone judges that each is no less polite than the preset. A refused
+// override is a *ConfigError at its key that matches fetch.ErrLessPolite.
 func (c *Config) FetchPolicy() (fetch.Policy, error) {
 	pc := c.Policy
-	fp, err := crawl.PolicySpec{Preset: pc.Preset, Interval: pc.Interval}.Fetch()
+	fp, err := crawl.PolicySpec{Preset: pc.Preset}.Fetch()
 	if err != nil {
 		var se *crawl.SourceError
 		if errors.As(err, &se) {
@@ -407,44 +373,28 @@ func (c *Config) FetchPolicy() (fetch.Policy, error) {
 		return fp, err
 	}
 	fp.Name, fp.Version, fp.InfoURL, fp.Contact = c.Crawler.Name, c.Crawler.Version, c.Crawler.InfoURL, c.Crawler.Contact
-	if d := time.Duration(pc.IntervalMax); d != 0 {
-		if d < fp.Interval || d < fp.IntervalMax {
-			return fp, c.errAt("policy.interval_max", "%v is below the interval band's %v", d, max(fp.Interval, fp.IntervalMax))
+	fp, err = fp.Tighten(fetch.Overrides{
+		Interval:     time.Duration(pc.Interval),
+		IntervalMax:  time.Duration(pc.IntervalMax),
+		RobotsTTL:    time.Duration(pc.RobotsTTL),
+		RobotsRetry:  time.Duration(pc.RobotsRetry),
+		MaxRedirects: pc.MaxRedirects,
+		Timeout:      time.Duration(pc.Timeout),
+		MaxWire:      pc.MaxBytes,
+	})
+	if err != nil {
+		var oe *fetch.OverrideError
+		if !errors.As(err, &oe) {
+			return fp, err
 		}
-		fp.IntervalMax = d
-	}
-	if d := time.Duration(pc.RobotsTTL); d != 0 {
-		if d > fp.Robots.TTL || d < time.Minute {
-			return fp, c.errAt("policy.robots_ttl", "%v: from 1m to the preset's %v", d, fp.Robots.TTL)
+		key := overrideKeys[oe.Field]
+		if key == "" {
+			key = "policy"
 		}
-		fp.Robots.TTL = d
-	}
-	if d := time.Duration(pc.RobotsRetry); d != 0 {
-		if d < fp.Robots.RetryInterval {
-			return fp, c.errAt("policy.robots_retry", "%v is shorter than the preset's %v", d, fp.Robots.RetryInterval)
-		}
-		fp.Robots.RetryInterval = d
-	}
-	if n := pc.MaxRedirects; n != 0 {
-		if n < 0 || n > fp.MaxRedirects {
-			return fp, c.errAt("policy.max_redirects", "%d: from 1 to the preset's %d", n, fp.MaxRedirects)
-		}
-		fp.MaxRedirects = n
-		if fp.ImageMaxRedirects > n {
-			fp.ImageMaxRedirects = n
-		}
-	}
-	if d := time.Duration(pc.Timeout); d != 0 {
-		if d < time.Second || d > fetch.DefaultTimeout {
-			return fp, c.errAt("policy.timeout", "%v: from 1s to %v", d, fetch.DefaultTimeout)
-		}
-		fp.Timeout = d
-	}
-	if n := pc.MaxBytes; n != 0 {
-		if n < 1024 || n > fetch.DefaultMaxWire {
-			return fp, c.errAt("policy.max_bytes", "%d: from 1024 to %d", n, fetch.DefaultMaxWire)
-		}
-		fp.MaxWire = n
+		// fetch's own words for the rule, then why, with the preset's bound.
+		rule := strings.TrimPrefix(fetch.ErrLessPolite.Error(), "fetch: ")
+		return fp, &ConfigError{File: c.path, Line: lineOf(c.root, key), Key: key,
+			Reason: fmt.Sprintf("%s: %s (the %s preset)", rule, oe.Reason, pc.Preset), Err: err}
 	}
 	if c.root != nil { // identity errors are the caller's to place
 		fc, err := fetch.New(fp)

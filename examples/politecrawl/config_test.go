@@ -76,8 +76,8 @@ func TestConfig_ErrorsNameFileLineKey(t *testing.T) {
 		{"bad bool", "full_text: true", "full_text: maybe", `c.yaml:16: sources[0].full_text: "maybe": true or false`},
 		{"no identity", "  name: TestBot\n", "", "c.yaml:2: crawler.name: required"},
 		{"unknown preset", "preset: strict-news", "preset: rude", `c.yaml:7: policy.preset: unknown preset "rude"`},
-		{"faster interval", "preset: strict-news", "preset: strict-news\n  interval: 500ms", "c.yaml:8: policy.interval: 500ms is shorter"},
-		{"longer robots ttl", "preset: strict-news", "preset: strict-news\n  robots_ttl: 2h", "c.yaml:8: policy.robots_ttl: 2h0m0s: from 1m to the preset's 1h0m0s"},
+		{"faster interval", "preset: strict-news", "preset: strict-news\n  interval: 500ms", "c.yaml:8: policy.interval: override would make the policy less polite: 500ms is shorter"},
+		{"longer robots ttl", "preset: strict-news", "preset: strict-news\n  robots_ttl: 2h", "c.yaml:8: policy.robots_ttl: override would make the policy less polite: 2h0m0s: from 1m0s to the policy's 1h0m0s"},
 		{"other preset", "    active: true\n", "    active: true\n    policy: {preset: vault}\n", `c.yaml:16: sources[0].policy.preset: "vault" differs`},
 		{"alias", "  name: TestBot", "  name: &n TestBot", "anchors and aliases are not supported"},
 		{"twice", "    active: true\n", "    active: true\n    active: false\n", "c.yaml:16: sources[0].active: given twice"},
@@ -109,7 +109,8 @@ var requirementCode = regexp.MustCompile(`\((S|D|V|P|R)[0-9]+[a-z]?(, ?(S|D|V|P|
 // the refusal does not repeat it (V2, V9b).
 func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
 	t.Parallel()
-	cms := strings.Replace(minimalConfig, "    full_text: true\n", `    full_text: true
+	// Under the vault policy: the strict news crawler sends no credential.
+	cms := strings.Replace(strings.Replace(minimalConfig, "preset: strict-news", "preset: vault", 1), "    full_text: true\n", `    full_text: true
     read:
       method: cms-api
       url: https://news-1.example/api/{id}

@@ -184,7 +184,7 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 		if resume.After(day.Now()) {
 			day.Set(resume) // the simulated day goes on where the file left it
 		}
-		c.State, c.Deposits = crawlStores(cfg.Store)
+		c.State, c.Deposits = cfg.Store.Crawl().State, cfg.Store.Crawl().Deposits
 		fmt.Fprintf(out, "store %s: %d references and %d deposits known, robots.txt of %d of the %d sites\n",
 			sum.Store.Path, sum.Store.Known, sum.Store.Deposits, sum.Store.RobotsKnown, len(info.Sites))
 	}
@@ -461,13 +461,6 @@ func (s *CrawlSummary) Print(out io.Writer) {
 	if !s.Audit.OK() {
 		fmt.Fprintln(out, s.Audit)
 	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func tallyLine(m map[string]int) string {

@@ -3,7 +3,7 @@ package main
 // demo -store FILE: the demo's crawl on an SQLite file instead of memory.
 // Every piece of state (robots.txt records, the refusal ledger, validators,
 // the pacing schedule, the crawl state) and every deposit goes to the file,
-// opened as the crawl command opens its store (openStores, crawlStores).
+// opened as the crawl command opens its store (openStores).
 //
 // A second run on the same file with the same seed serves the same web
 // (the same pages, so the same ETags) from a new server, and the crawler
@@ -52,9 +52,7 @@ func openDemoStore(ctx context.Context, path string) (*stores, error) {
 // stateOptions are the fetch client's options that keep its state in st:
 // the ledger, robots.txt records, validators and the pacing schedule.
 func stateOptions(st *stores) []fetch.Option {
-	return []fetch.Option{
-		fetch.WithStores(fetch.Stores{Ledger: st.Ledger(), Validators: st.Validators(), Robots: st.Robots(), Schedule: st.Schedule()}),
-	}
+	return []fetch.Option{fetch.WithStores(st.Fetch())}
 }
 
 // StoreSummary is what a run on a store found there and added.
@@ -78,7 +76,7 @@ type StoreSummary struct {
 // Deposits and RobotsKnown, returns the hosts with a fresh robots.txt record and
 // the instant the simulated day resumes at (zero: a file with no schedule).
 func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *StoreSummary) (robotsKnown map[string]bool, resume time.Time, err error) {
-	state, deposits := crawlStores(st)
+	state, deposits := st.Crawl().State, st.Crawl().Deposits
 	robotsKnown = map[string]bool{}
 	for _, src := range sources {
 		refs, err := state.Refs(ctx, src.ID)
@@ -106,7 +104,7 @@ func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *St
 			key := host
 			// Only a record still fresh: an expired one is fetched again
 			// before the host is asked for anything else, as on any run.
-			if rec, ok, err := st.Robots().Get(ctx, key); err != nil {
+			if rec, ok, err := st.Fetch().Robots.Get(ctx, key); err != nil {
 				return nil, resume, fmt.Errorf("store %s: %w", sum.Path, err)
 			} else if ok && rec.Expires.After(time.Now()) {
 				robotsKnown[host] = true
@@ -119,7 +117,7 @@ func storeStart(ctx context.Context, st *stores, sources []crawl.Source, sum *St
 
 // storeDeposits counts the deposits the file holds for sources.
 func storeDeposits(ctx context.Context, st *stores, sources []crawl.Source) (int, error) {
-	_, deposits := crawlStores(st)
+	deposits := st.Crawl().Deposits
 	n := 0
 	for _, src := range sources {
 		ds, err := deposits.List(ctx, src.ID, time.Time{})

@@ -5,6 +5,7 @@ package main
 // anywhere before "--" prints the command's usage on stdout and exits 0.
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -96,3 +97,12 @@ func (l *logFlags) handler(w io.Writer) slog.Handler {
 	}
 	return slog.NewTextHandler(w, o)
 }
+
+// quiet passes on warnings and errors only.
+type quiet struct{ slog.Handler }
+
+func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}
+func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }
+func (q quiet) WithGroup(n string) slog.Handler       { return quiet{q.Handler.WithGroup(n)} }

@@ -54,3 +54,9 @@ func runLive(ctx context.Context, w io.Writer, o *observer, start time.Time) {
 		}
 	}
 }
+
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}

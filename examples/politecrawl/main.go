@@ -16,16 +16,10 @@
 //
 // The other commands crawl an operator's own sources, described in a YAML
 // configuration (docs/config.md; three ready ones in configs/ reproduce the
-// project's three policy documents):
-//
-//	politecrawl sources check -config FILE   validate, print each source's effective policy
-//	politecrawl crawl -config FILE [-once]   crawl until Ctrl-C, state in an SQLite file
-//	politecrawl explain -config FILE URL     may this URL be read now, and why (exit 1: refused)
-//	politecrawl verify -config FILE | FILE.warc.gz   re-check every proof of fetch (exit 1: a failure)
-//	politecrawl report -config FILE [-json]  per source and per host, what the crawls did
-//	politecrawl export -config FILE -format jsonl|warc
-//	politecrawl withdraw -config FILE -source ID   an excluded source's content removed
-//	politecrawl serve [-flags FILE]          a simulated web to try them on, audited on Ctrl-C
+// project's three policy documents): sources check, crawl, explain, fetch,
+// verify, report, export, withdraw, and serve, a simulated web to try them
+// on. "politecrawl -h" lists them with what each does, from the one table
+// of commands below (commands), and "politecrawl COMMAND -h" its flags.
 //
 // A live status line is drawn on a terminal; elsewhere crawl writes slog
 // lines (-log-format text or json), and -metrics serves Prometheus metrics.

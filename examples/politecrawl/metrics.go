@@ -50,7 +50,6 @@ type observer struct {
 	suspended   map[string]time.Time // host → next re-check
 	recent      []time.Time          // request ends in the last window
 	recentHosts map[string]time.Time // host → last request end
-	hosts       map[string]*hostStat // host → its reads (bounded by the config's admitted hosts)
 
 	m *promMetrics // nil without -metrics
 }
@@ -63,7 +62,7 @@ func newObserver(interval time.Duration, now func() time.Time) *observer {
 		clock: now, interval: interval,
 		byClass: map[string]int64{}, refusals: map[string]int64{},
 		inPass: map[string]bool{}, cooling: map[string]time.Time{}, suspended: map[string]time.Time{},
-		recentHosts: map[string]time.Time{}, hosts: map[string]*hostStat{},
+		recentHosts: map[string]time.Time{},
 	}
 }
 
@@ -204,16 +203,6 @@ func (o *observer) read(host string, status int, bytes int64) {
 	o.recent = append(o.recent, now)
 	if host != "" {
 		o.recentHosts[host] = now
-		hs := o.hosts[host]
-		if hs == nil {
-			hs = &hostStat{}
-			o.hosts[host] = hs
-		}
-		hs.requests++
-		hs.wire += bytes
-		if status == http.StatusNotModified {
-			hs.notModified++
-		}
 	}
 	o.trim(now)
 	if o.m != nil {
@@ -259,20 +248,6 @@ func (o *observer) watchDue(ctx context.Context, st crawl.State, sources []crawl
 		case <-t.C:
 		}
 	}
-}
-
-// hostStat is one host's reads.
-type hostStat struct{ requests, notModified, wire int64 }
-
-// hostStats returns a copy of the per-host reads.
-func (o *observer) hostStats() map[string]hostStat {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := make(map[string]hostStat, len(o.hosts))
-	for h, s := range o.hosts {
-		m[h] = *s
-	}
-	return m
 }
 
 // trim drops what is older than the window.

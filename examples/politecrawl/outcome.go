@@ -300,3 +300,34 @@ func networkCause(err error) string {
 	}
 	return msg
 }
+
+// passCause says in words why a source's pass could not run or ended
+// early: for a lease, which worker holds it and when it expires.
+func passCause(err error, now time.Time) string {
+	var le *crawl.LeaseError
+	if !errors.As(err, &le) || le.Held.Owner == "" {
+		return err.Error()
+	}
+	until := le.Held.Expires.UTC().Format("15:04:05 UTC")
+	if left := le.Held.Expires.Sub(now).Round(time.Second); left > 0 {
+		until += fmt.Sprintf(", %v from now", left)
+	}
+	who := workerName(le.Held.Owner)
+	if errors.Is(err, crawl.ErrLeaseLost) {
+		return fmt.Sprintf("the pass stopped: its lease was taken over by another worker (%s), which holds it until %s", who, until)
+	}
+	return fmt.Sprintf("another worker is running its pass (%s) and holds its lease until %s; a running worker renews it, so the source is read again once that crawl ends", who, until)
+}
+
+// workerName is a lease owner in words: "pid 4242 on host news-01" for
+// the owners crawl writes ("news-01 pid=4242 start=… boot=…"), else
+// `worker "NAME"` for the Owner a program chose.
+func workerName(owner string) string {
+	f := strings.Fields(owner)
+	if len(f) >= 2 {
+		if pid, ok := strings.CutPrefix(f[1], "pid="); ok && pid != "" {
+			return "pid " + pid + " on host " + f[0]
+		}
+	}
+	return fmt.Sprintf("worker %q", owner)
+}

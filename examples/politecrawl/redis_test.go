@@ -251,8 +251,8 @@ func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 		case 0, 2:
 			// 2: the passes another worker held, each named, and nothing else.
 			for _, l := range strings.Split(out, "\n") {
-				if strings.Contains(l, "pass ended early") && !strings.Contains(l, "pass lease held") {
-					t.Errorf("worker %d: a pass ended early for another reason than another worker's lease: %s", w.n, l)
+				if strings.Contains(l, "pass could not run") && !strings.Contains(l, "pass lease held") {
+					t.Errorf("worker %d: a pass could not run for another reason than another worker's lease: %s", w.n, l)
 				}
 			}
 		default:
@@ -266,7 +266,7 @@ func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 			}
 		}
 	}
-	if w1.code != 2 || !strings.Contains(w1.out.String(), "news-1-atom: crawl: pass lease held") {
+	if w1.code != 2 || !strings.Contains(w1.out.String(), `news-1-atom: another worker is running its pass (worker "test-holder") and holds its lease until`) {
 		t.Errorf("the first worker ran while the Atom sources were held: exit %d, want 2 naming them", w1.code)
 	}
 	if deposited != 2*hosts*articles {

@@ -66,14 +66,13 @@ func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *stores, cr
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	_, deps := crawlStores(db)
-	return cfg, db, deps, nil
+	return cfg, db, db.Crawl().Deposits, nil
 }
 
 // openClient opens the stores (the SQLite file at path, and the config's
-// Redis if it names one) and builds the fetch client every command shares:
-// the config's policy, the stores' ledger, robots.txt records, validators
-// and pacing, and the test flags' network options.
+// state backend if it names one) and builds the fetch client every command shares:
+// the config's policy, the stores' fetch side (ledger, robots.txt records,
+// validators and pacing), and the test flags' network options.
 func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, extra ...fetch.Option) (*fetch.Client, *stores, error) {
 	fp, err := cfg.FetchPolicy()
 	if err != nil {
@@ -87,9 +86,7 @@ func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, ext
 	if err != nil {
 		return nil, nil, err
 	}
-	opts = append(opts,
-		fetch.WithStores(fetch.Stores{Ledger: db.Ledger(), Validators: db.Validators(), Robots: db.Robots(), Schedule: db.Schedule()}),
-	)
+	opts = append(opts, fetch.WithStores(db.Fetch()))
 	c, err := fetch.New(fp, append(opts, extra...)...)
 	if err != nil {
 		db.Close()

@@ -441,7 +441,7 @@ func TestStrictNews_P1_TwoProcessesOneBudget(t *testing.T) {
 	t.Cleanup(func() { client2.Close() })
 	atom := s.cfg.Sources[0]
 	atom.ID, atom.Trigger.Feeds = "news-1-atom", []string{"https://news-1.example/atom.xml"}
-	state2, deposits2 := crawlStores(db2)
+	state2, deposits2 := db2.Crawl().State, db2.Crawl().Deposits
 	other := &crawl.Crawler{Client: client2, Sources: []crawl.Source{atom}, State: state2, Deposits: deposits2, Clock: s.clk, Owner: "process-2"}
 	var wg sync.WaitGroup
 	var errOther error

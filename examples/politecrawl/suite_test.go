@@ -3,7 +3,7 @@ package main
 // The acceptance suites (suite_strictnews_test.go, suite_digest_test.go,
 // suite_vault_test.go): each policy document's ready config from configs/,
 // loaded as the CLI loads it, read through the CLI's own client and SQLite
-// stores (openClient, crawlStores) and crawled by package crawl, against a
+// stores (openClient) and crawled by package crawl, against a
 // politetest web holding the config's hosts (news-1.example …), with the
 // auditor's verdict at the end of every phase. Each test names the
 // requirements it proves; testdata/requirements.txt maps them.
@@ -115,7 +115,7 @@ func newSuite(t *testing.T, preset string, hosts, articles int, edit func(s *sui
 	t.Cleanup(func() { db.Close() })
 	t.Cleanup(func() { client.Close() })
 	s.client = client
-	state, deposits := crawlStores(db)
+	state, deposits := db.Crawl().State, db.Crawl().Deposits
 	s.c = &crawl.Crawler{
 		Client:          client,
 		Sources:         cfg.Sources,

@@ -139,13 +139,14 @@ func childMain() int {
 			return d.DialContext(ctx, network, cfg.Web)
 		}),
 		fetch.WithRootCAs(pool), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
-		fetch.WithStores(fetch.Stores{Schedule: &loggedSchedule{Schedule: store.Schedule()}}), fetch.WithStores(fetch.Stores{Ledger: store.Ledger()}),
-		fetch.WithStores(fetch.Stores{Robots: store.Robots()}), fetch.WithStores(fetch.Stores{Validators: store.Validators()}))
+		fetch.WithStores(fetch.Stores{Schedule: &loggedSchedule{Schedule: store.Schedule()}, Ledger: loggedLedger{store.Ledger()},
+			Robots: store.Robots(), Validators: store.Validators()}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
 	}
 	defer fc.Close()
+	go traceOwed(ctx, store)
 	// A pass that met a Redis error (a request refused for want of its
 	// claim, a reference not recorded), or a request that timed out waiting
 	// for its host (whose slot a request left held when Redis went away: it
@@ -160,6 +161,11 @@ func childMain() int {
 	onEvent := func(ev crawl.Event) {
 		unsent := ev.Err != nil && notSent(ev.Err)
 		var status *feed.StatusError // the publisher's answer: a refusal, a challenge page
+		switch ev.Kind {
+		case crawl.EventTriggerFailed, crawl.EventFailed, crawl.EventSkipped, crawl.EventExcluded, crawl.EventLeaseLost, crawl.EventStoreError,
+			crawl.EventNotModified, crawl.EventTriggerRead:
+			fmt.Printf("trace %s %d %v:%s:%d:%s\n", ev.Host, time.Now().UnixNano(), ev.Kind, ev.URL, ev.Count, strings.ReplaceAll(fmt.Sprint(ev.Err), " ", "_"))
+		}
 		dmu.Lock()
 		switch ev.Kind {
 		case crawl.EventPassStarted:
@@ -315,4 +321,77 @@ func (l *loggedSchedule) Acquire(ctx context.Context, c fetch.Claim) (time.Durat
 		l.mu.Unlock()
 	}
 	return wait, ok, err
+}
+
+// loggedLedger prints every write of the ledger (a refusal, a cool-down,
+// one cleared) and every read that allowed nothing or found no record
+// after one, for the test's timeline of a host.
+type loggedLedger struct{ *Ledger }
+
+func (l loggedLedger) Update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
+	var got backoff.State
+	var keep bool
+	err := l.Ledger.Update(ctx, key, func(cur backoff.State, ok bool) (backoff.State, bool) {
+		got, keep = fn(cur, ok)
+		return got, keep
+	})
+	fmt.Printf("trace %s %d update:strikes=%d,until=%+.3fs,keep=%v,err=%v\n", key, time.Now().UnixNano(), got.Strikes,
+		untilIn(got.Until), keep, strings.ReplaceAll(fmt.Sprint(err), " ", "_"))
+	return err
+}
+
+func (l loggedLedger) Get(ctx context.Context, key string) (backoff.State, bool, error) {
+	st, ok, err := l.Ledger.Get(ctx, key)
+	{
+		fmt.Printf("trace %s %d get:ok=%v,strikes=%d,until=%+.3fs,err=%v\n", key, time.Now().UnixNano(), ok, st.Strikes,
+			untilIn(st.Until), strings.ReplaceAll(fmt.Sprint(err), " ", "_"))
+	}
+	return st, ok, err
+}
+
+func untilIn(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return time.Until(t).Seconds()
+}
+
+// Release prints a release that failed (kept, to be tried again after the
+// refusals the process owes), for the test's timeline of a host.
+func (l *loggedSchedule) Release(ctx context.Context, key, owner string, now time.Time) error {
+	err := l.Schedule.Release(ctx, key, owner, now)
+	if err != nil {
+		l.mu.Lock()
+		fmt.Printf("trace %s %d release-failed\n", key, time.Now().UnixNano())
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// traceOwed prints, every 10 ms, each refusal the worker's Store begins to
+// owe Redis (its write failed) and each it has written since, for the
+// test's timeline of a host (see crawlRun.explain).
+func traceOwed(ctx context.Context, s *Store) {
+	owed := map[string]bool{}
+	for ctx.Err() == nil {
+		now := map[string]bool{}
+		s.mu.Lock()
+		for k := range s.pending {
+			now[k] = true
+		}
+		s.mu.Unlock()
+		at := time.Now().UnixNano()
+		for k := range now {
+			if !owed[k] {
+				fmt.Printf("trace %s %d refusal-owed\n", k, at)
+			}
+		}
+		for k := range owed {
+			if !now[k] {
+				fmt.Printf("trace %s %d refusal-written\n", k, at)
+			}
+		}
+		owed = now
+		wait(ctx, 10*time.Millisecond)
+	}
 }

@@ -261,6 +261,39 @@ func (c *cluster) masters(t testing.TB) []*server {
 	return out
 }
 
+// roles says each node's role ("m" master, "r" replica, "-" gone) in the
+// order of c.nodes, and the cluster's current epoch (which a failover
+// moves on), as the first live node reports it.
+func (c *cluster) roles(t testing.TB) string {
+	t.Helper()
+	var b strings.Builder
+	epoch := ""
+	for _, n := range c.nodes {
+		if !n.alive() {
+			b.WriteString("-")
+			continue
+		}
+		rc := goredis.NewClient(&goredis.Options{Addr: n.Addr, MaxRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		info, err := rc.Info(ctx, "replication").Result()
+		ci, _ := rc.ClusterInfo(ctx).Result()
+		cancel()
+		rc.Close()
+		switch {
+		case err != nil:
+			b.WriteString("?")
+		case strings.Contains(info, "role:master"):
+			b.WriteString("m")
+		default:
+			b.WriteString("r")
+		}
+		if _, rest, ok := strings.Cut(ci, "cluster_current_epoch:"); ok && epoch == "" {
+			epoch = firstLine(rest)
+		}
+	}
+	return b.String() + " epoch " + epoch
+}
+
 // client returns a ClusterClient over c, closed at t's end.
 func (c *cluster) client(t testing.TB) *goredis.ClusterClient {
 	t.Helper()

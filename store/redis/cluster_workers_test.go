@@ -41,3 +41,87 @@ func BenchmarkClusterWorkersCrawl(b *testing.B) {
 		r.crawlSpan(b)
 	}
 }
+
+// BenchmarkClusterWorkersRude is TestCluster_Workers at the size of
+// BenchmarkClusterWorkersCrawl: three workers over a cluster crawl 500
+// hosts of 20 articles, a tenth of them rude (429 and 503 with Retry-After,
+// challenge pages, robots.txt refusals), at the tests' 100 ms interval, as
+// fast as the machine allows. It reports the auditor's violations (each
+// cool-down breach is logged with its host's timeline) and the articles
+// read twice. Run it once: -benchtime=1x.
+func BenchmarkClusterWorkersRude(b *testing.B) {
+	for b.Loop() {
+		r := newClusterRun(b, politetest.Scenario{Hosts: 500, ArticlesPerHost: 20, RudeShare: 0.1, Seed: 18,
+			Latency: [2]time.Duration{time.Millisecond, 10 * time.Millisecond}}, workerInterval, 0)
+		start := time.Now()
+		before := r.clu.roles(b)
+		for id := range 3 {
+			r.start(id, 0)
+		}
+		r.wait(10 * time.Minute)
+		b.Logf("the cluster's nodes before the crawl: %v; after: %v", before, r.clu.roles(b))
+		span := time.Since(start)
+		rep := r.audit(3, 2)
+		reads := map[string]int{}
+		for _, q := range r.web.Requests() {
+			reads[q.Host+q.Path]++
+		}
+		twice := 0
+		for _, s := range r.info.Sites {
+			for _, a := range s.Articles {
+				if reads[s.Name+a.Path] > 1 {
+					twice++
+				}
+			}
+		}
+		owed, long, relFailed := r.owedRefusals()
+		b.Logf("%d refusals owed to Redis after their write failed, written after %v at most; %d owed longer than 2 s; %d releases failed", len(owed), maxDur(owed), long, relFailed)
+		b.ReportMetric(float64(len(rep.Violations)), "violations")
+		b.ReportMetric(float64(rep.Requests), "requests")
+		b.ReportMetric(float64(twice), "read-twice")
+		b.ReportMetric(span.Seconds(), "s-wall")
+		b.ReportMetric(float64(len(owed)), "refusals-owed")
+		b.ReportMetric(maxDur(owed).Seconds(), "owed-max-s")
+	}
+}
+
+// owedRefusals returns how long each refusal a worker's Store owed Redis
+// stayed owed (a refusal still owed at the end counts to now), how many
+// stayed owed longer than 2 s, and how many releases failed.
+func (r *crawlRun) owedRefusals() (owed []time.Duration, long, relFailed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ts := range r.traces {
+		since := map[int]time.Time{}
+		for _, e := range ts {
+			switch e.what {
+			case "refusal-owed":
+				since[e.worker] = e.at
+			case "refusal-written":
+				if at, ok := since[e.worker]; ok {
+					owed = append(owed, e.at.Sub(at))
+					delete(since, e.worker)
+				}
+			case "release-failed":
+				relFailed++
+			}
+		}
+		for _, at := range since {
+			owed = append(owed, time.Since(at))
+		}
+	}
+	for _, d := range owed {
+		if d > 2*time.Second {
+			long++
+		}
+	}
+	return owed, long, relFailed
+}
+
+func maxDur(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m.Round(time.Millisecond)
+}

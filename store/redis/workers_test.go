@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,11 +38,20 @@ type crawlRun struct {
 	done   map[string]int         // source → worker that finished it
 	errs   []passErr              // the passes that ended in an error
 	claims map[string][]time.Time // host → when each granted claim's Acquire began
+	traces map[string][]trace     // host → what the workers' Stores owed Redis for it, and when
 	// excuse, when set, forgives a violation the test explains.
 	excuse func(politetest.Violation) bool
 }
 
 const workerInterval = 100 * time.Millisecond
+
+// trace is one event of a worker's Store for a host: a refusal it began
+// to owe Redis (its write failed), wrote since, or a release that failed.
+type trace struct {
+	worker int
+	at     time.Time
+	what   string
+}
 
 // passErr is a pass a worker ran that ended in an error.
 type passErr struct {
@@ -87,7 +98,8 @@ func newClusterRun(t testing.TB, sc politetest.Scenario, interval, nodeTimeout t
 func newRun(t testing.TB, sc politetest.Scenario, interval time.Duration) *crawlRun {
 	t.Helper()
 	web, info := politetest.NewScenarioWeb(t, sc)
-	r := &crawlRun{t: t, web: web, info: info, done: map[string]int{}, claims: map[string][]time.Time{}}
+	r := &crawlRun{t: t, web: web, info: info, done: map[string]int{}, claims: map[string][]time.Time{},
+		traces: map[string][]trace{}}
 	r.cfg = workerConfig{
 		Prefix: "crawl:", Web: web.Addr(),
 		CA:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: web.CACert().Raw})),
@@ -125,7 +137,7 @@ func (r *crawlRun) start(id int, skew time.Duration) *exec.Cmd {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			var src string
+			var src, what string
 			var n int64
 			if _, err := fmt.Sscanf(sc.Text(), "done %s %d", &src, &n); err == nil {
 				r.mu.Lock()
@@ -139,6 +151,10 @@ func (r *crawlRun) start(id int, skew time.Duration) *exec.Cmd {
 					r.errs = append(r.errs, e)
 					r.mu.Unlock()
 				}
+			} else if _, err := fmt.Sscanf(sc.Text(), "trace %s %d %s", &src, &n, &what); err == nil {
+				r.mu.Lock()
+				r.traces[src] = append(r.traces[src], trace{id, time.Unix(0, n), what})
+				r.mu.Unlock()
 			} else if _, err := fmt.Sscanf(sc.Text(), "claim %s %d", &src, &n); err == nil {
 				r.mu.Lock()
 				r.claims[src] = append(r.claims[src], time.Unix(0, n))
@@ -220,6 +236,9 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 	rep := r.web.Audit(ap)
 	var left []politetest.Violation
 	for _, v := range rep.Violations {
+		if v.Rule == politetest.RuleCooldown {
+			r.explain(v)
+		}
 		if r.excuse != nil && r.excuse(v) {
 			r.t.Logf("excused: %v", v)
 			continue
@@ -263,7 +282,7 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 		for _, a := range s.Articles {
 			if n := reads[s.Name+a.Path]; n < 1 || n > maxReads {
 				if bad++; bad <= 5 {
-					r.t.Errorf("%s%s requested %d times, want 1 to %d", s.Name, a.Path, n, maxReads)
+					r.t.Errorf("%s%s requested %d times, want 1 to %d%s", s.Name, a.Path, n, maxReads, r.tracesOf(s.Name, a.Path))
 				}
 			}
 		}
@@ -421,6 +440,82 @@ func TestWorkers_RedisDown(t *testing.T) {
 	r.audit(3, 2)
 }
 
+// explain logs what the workers' Stores did for a cool-down breach's host
+// between the refused answer and the breach: the refusals they began to owe
+// Redis and wrote, the releases that failed, and the claims granted.
+func (r *crawlRun) explain(v politetest.Violation) {
+	r.t.Helper()
+	if v.Other == nil {
+		return
+	}
+	from, to := v.Other.Arrived.Add(-time.Second), v.Request.Arrived.Add(time.Second)
+	type line struct {
+		at   time.Time
+		text string
+	}
+	var lines []line
+	r.mu.Lock()
+	for key, ts := range r.traces {
+		if !strings.Contains(key, v.Host) {
+			continue
+		}
+		for _, e := range ts {
+			if !e.at.Before(from) && e.at.Before(to) {
+				lines = append(lines, line{e.at, fmt.Sprintf("worker %d %s %s", e.worker, e.what, key)})
+			}
+		}
+	}
+	for _, at := range r.claims[v.Host] {
+		if !at.Before(from) && at.Before(to) {
+			lines = append(lines, line{at, "claim granted (its Acquire began then)"})
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "\n  %+.3fs %s", l.at.Sub(v.Other.Finished).Seconds(), l.text)
+	}
+	r.t.Logf("cool-down breach at %s: %s (%d %s) answered at 0, %s asked at %+.3fs; %s%s", v.Host, v.Other.Path, v.Other.Status,
+		v.Other.ResponseHeader.Get("Retry-After"), v.Request.Path, v.Request.Arrived.Sub(v.Other.Finished).Seconds(), v.Detail, b.String())
+}
+
+// tracesOf returns, one a line, what the workers traced for host (the
+// events naming path, or none of the host's URLs).
+func (r *crawlRun) tracesOf(host, path string) string {
+	var b strings.Builder
+	// The source's references in Redis that name the path.
+	rc := r.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	refs, err := rc.HGetAll(ctx, r.cfg.Prefix+"refs:{"+host+"}").Result()
+	cancel()
+	rc.Close()
+	for k, v := range refs {
+		if strings.Contains(k+v, path) {
+			fmt.Fprintf(&b, "\n  ref %s: %s", k, v)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\n  refs: %v", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.web.Requests() {
+		if q.Host == host && strings.HasPrefix(q.Path, "/feed") {
+			fmt.Fprintf(&b, "\n  %s %s answered %d (If-None-Match %q)", q.Arrived.Format("15:04:05.000"), q.Path, q.Status, q.Header.Get("If-None-Match"))
+		}
+	}
+	for _, e := range r.traces[host] {
+		if strings.HasPrefix(e.what, "get:") {
+			continue
+		}
+		if strings.Contains(e.what, path) || !strings.Contains(e.what, "https://") {
+			fmt.Fprintf(&b, "\n  %s worker %d %s", e.at.Format("15:04:05.000"), e.worker, e.what)
+		}
+	}
+	return b.String()
+}
+
 // waitRequests waits until the web has served n requests.
 func (r *crawlRun) waitRequests(n int) {
 	r.t.Helper()
@@ -457,10 +552,12 @@ func BenchmarkWorkersCrawl(b *testing.B) {
 // crawlSpan runs three workers to the end and reports the span of the crawl
 // and where its excess over the politeness bound is.
 func (r *crawlRun) crawlSpan(b *testing.B) {
+	before := r.redisUse(b)
 	for id := range 3 {
 		r.start(id, 0)
 	}
 	r.wait(5 * time.Minute)
+	after := r.redisUse(b)
 	rep := r.audit(3, 1)
 	reqs := r.web.Requests()
 	first, last := reqs[0].Arrived, reqs[0].Finished
@@ -504,4 +601,66 @@ func (r *crawlRun) crawlSpan(b *testing.B) {
 	b.ReportMetric(span.Seconds()/21.2, "x-bound")
 	b.ReportMetric(float64(len(rep.Violations)), "violations")
 	b.ReportMetric(float64(rep.Requests), "requests")
+	// What it cost: the workers' CPU, Redis's CPU (every node, replicas
+	// included) per request, and the memory the crawl left in the masters
+	// per host.
+	var workerCPU time.Duration
+	r.mu.Lock()
+	for _, p := range r.procs {
+		if ps := p.ProcessState; ps != nil {
+			workerCPU += ps.UserTime() + ps.SystemTime()
+		}
+	}
+	r.mu.Unlock()
+	b.ReportMetric(workerCPU.Seconds(), "worker-cpu-s")
+	b.ReportMetric((after.cpu-before.cpu)*1e6/float64(rep.Requests), "redis-cpu-µs/req")
+	b.ReportMetric((after.masterCPU-before.masterCPU)*1e6/float64(rep.Requests), "master-cpu-µs/req")
+	b.ReportMetric(float64(after.mem-before.mem)/float64(len(r.cfg.Sites)), "B/host")
+	// The same figures in the log, which a run whose audit failed (an
+	// article read twice) still prints.
+	b.Logf("span %.2f s (%.3f× the bound), late start %.2f s, host span mean %.2f s max %.2f s; %d requests, %d violations; workers' CPU %.1f s; Redis CPU %.0f µs per request (masters %.0f µs); %.0f B per host in the masters",
+		span.Seconds(), span.Seconds()/21.2, lateStart.Seconds(), hostSum.Seconds()/float64(len(hosts)), hostMax.Seconds(),
+		rep.Requests, len(rep.Violations), workerCPU.Seconds(), (after.cpu-before.cpu)*1e6/float64(rep.Requests),
+		(after.masterCPU-before.masterCPU)*1e6/float64(rep.Requests), float64(after.mem-before.mem)/float64(len(r.cfg.Sites)))
+}
+
+// redisUse is what the run's Redis nodes have used so far.
+type redisUse struct {
+	cpu, masterCPU float64 // seconds of CPU, user and system: every node's, the masters'
+	mem            int64   // bytes in use in the masters (used_memory)
+}
+
+// redisUse reads INFO of every live node of the run's Redis.
+func (r *crawlRun) redisUse(t testing.TB) redisUse {
+	t.Helper()
+	var addrs []string
+	if r.clu != nil {
+		addrs = r.clu.Addrs()
+	} else {
+		addrs = []string{r.srv.Addr}
+	}
+	var u redisUse
+	for _, addr := range addrs {
+		rc := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		info, err := rc.Info(ctx, "cpu", "memory", "replication").Result()
+		cancel()
+		rc.Close()
+		if err != nil {
+			continue
+		}
+		field := func(name string) string {
+			_, rest, _ := strings.Cut(info, "\n"+name+":")
+			return firstLine(rest)
+		}
+		user, _ := strconv.ParseFloat(field("used_cpu_user"), 64)
+		sys, _ := strconv.ParseFloat(field("used_cpu_sys"), 64)
+		u.cpu += user + sys
+		if field("role") == "master" {
+			u.masterCPU += user + sys
+			mem, _ := strconv.ParseInt(field("used_memory"), 10, 64)
+			u.mem += mem
+		}
+	}
+	return u
 }

@@ -48,9 +48,9 @@ func (s *CrawlState) SetSchedule(ctx context.Context, source string, sc crawl.Sc
 	if err := s.db.check("crawl schedule set", source); err != nil {
 		return err
 	}
-	_, err := s.db.stmts.srcSetSchedule.ExecContext(ctx, source, toNS(sc.LastTrigger), toNS(sc.NextTrigger),
+	_, err := s.db.exec(ctx, "crawl schedule set", source, s.db.stmts.srcSetSchedule, source, toNS(sc.LastTrigger), toNS(sc.NextTrigger),
 		toNS(sc.LastBacklog), toNS(sc.NextBacklog), toNS(sc.Embargo), toNS(sc.Slowed))
-	return wrap("crawl schedule set", source, err)
+	return err
 }
 
 // lease reads the source's lease and pass inside tx.
@@ -72,7 +72,8 @@ func (s *CrawlState) AcquireLease(ctx context.Context, source, owner string, now
 	}
 	var got crawl.Lease
 	var held error
-	err := s.db.write(ctx, "crawl lease acquire", source, false, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "crawl lease acquire", source, false, func(ctx context.Context, tx *sql.Tx) error {
+		got, held = crawl.Lease{}, nil
 		cur, err := s.lease(ctx, tx, source)
 		if err != nil {
 			return err
@@ -104,13 +105,22 @@ func (s *CrawlState) RenewLease(ctx context.Context, source, owner string, now t
 	}
 	l := crawl.Lease{Owner: owner, Expires: now.Add(ttl)}
 	var pass int64
-	err := s.db.stmts.srcRenew.QueryRowContext(ctx, source, owner, toNS(now), toNS(l.Expires)).Scan(&pass)
-	if err == nil {
+	found := false
+	err := s.db.write(ctx, "crawl lease renew", source, false, func(ctx context.Context, tx *sql.Tx) error {
+		found = false
+		err := tx.StmtContext(ctx, s.db.stmts.srcRenew).QueryRowContext(ctx, source, owner, toNS(now), toNS(l.Expires)).Scan(&pass)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil {
+		return crawl.Lease{}, err
+	}
+	if found {
 		l.Pass = uint64(pass)
 		return l, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return crawl.Lease{}, wrap("crawl lease renew", source, err)
 	}
 	return crawl.Lease{}, s.lost(ctx, source)
 }
@@ -132,8 +142,8 @@ func (s *CrawlState) ReleaseLease(ctx context.Context, source, owner string) err
 	if err := s.db.check("crawl lease release", source); err != nil {
 		return err
 	}
-	_, err := s.db.stmts.srcRelease.ExecContext(ctx, source, owner)
-	return wrap("crawl lease release", source, err)
+	_, err := s.db.exec(ctx, "crawl lease release", source, s.db.stmts.srcRelease, source, owner)
+	return err
 }
 
 // scanRef scans a crawl_ref row (the columns of refCols).
@@ -186,7 +196,8 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 	}
 	var out crawl.RefState
 	var created bool
-	err := s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(ctx context.Context, tx *sql.Tx) error {
+		out, created = crawl.RefState{}, false
 		err := scanRef(tx.StmtContext(ctx, s.db.stmts.refGetW).QueryRowContext(ctx, source, ref.Key), &out)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -291,15 +302,12 @@ func (s *CrawlState) Settle(ctx context.Context, source, key string, outcome cra
 			return nil
 		}
 	}
-	res, err := s.db.stmts.refSettle.ExecContext(ctx, source, key, int(outcome), note, toNS(now))
+	n, err := s.db.exec(ctx, "crawl ref settle", source+" "+key, s.db.stmts.refSettle, source, key, int(outcome), note, toNS(now))
 	if err != nil {
-		return wrap("crawl ref settle", source+" "+key, err)
+		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		if err == nil {
-			err = errors.New("unknown reference")
-		}
-		return wrap("crawl ref settle", source+" "+key, err)
+	if n == 0 {
+		return wrap("crawl ref settle", source+" "+key, errors.New("unknown reference"))
 	}
 	return nil
 }
@@ -308,7 +316,8 @@ func (s *CrawlState) Settle(ctx context.Context, source, key string, outcome cra
 func (s *CrawlState) Attempt(ctx context.Context, source string, pass uint64, key string) (int, error) {
 	var n int
 	var lost error
-	err := s.db.write(ctx, "crawl attempt", source+" "+key, false, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "crawl attempt", source+" "+key, false, func(ctx context.Context, tx *sql.Tx) error {
+		n, lost = 0, nil
 		cur, err := s.lease(ctx, tx, source)
 		if err != nil {
 			return err
@@ -346,12 +355,21 @@ func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, fa
 		}
 	}
 	var n int
-	err := s.db.stmts.srcFailure.QueryRowContext(ctx, source, int64(pass), failed).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, s.lost(ctx, source)
-	}
+	found := false
+	err := s.db.write(ctx, "crawl failure", source, false, func(ctx context.Context, tx *sql.Tx) error {
+		found = false
+		err := tx.StmtContext(ctx, s.db.stmts.srcFailure).QueryRowContext(ctx, source, int64(pass), failed).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
 	if err != nil {
-		return 0, wrap("crawl failure", source, err)
+		return 0, err
+	}
+	if !found {
+		return 0, s.lost(ctx, source)
 	}
 	return n, nil
 }
@@ -360,7 +378,7 @@ func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, fa
 // schedule go; its pass number (and any lease) stays, so a later pass is
 // never confused with an earlier one.
 func (s *CrawlState) Forget(ctx context.Context, source string) error {
-	return s.db.write(ctx, "crawl forget", source, true, func(tx *sql.Tx) error {
+	return s.db.write(ctx, "crawl forget", source, true, func(ctx context.Context, tx *sql.Tx) error {
 		for _, st := range []*sql.Stmt{s.db.stmts.refForget, s.db.stmts.attemptForget, s.db.stmts.srcForget, s.db.stmts.tallyForget} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, source); err != nil {
 				return err

@@ -103,6 +103,9 @@ type DB struct {
 	depQ    chan *depReq  // deposits waiting for the group committer
 	depDone chan struct{} // the group committer has ended
 
+	wq    chan *writeJob // writes waiting for the write committer
+	wDone chan struct{}  // the write committer has ended
+
 	starts pendingStarts // the schedule's starts to be reported at release
 }
 
@@ -147,7 +150,8 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		return nil, &Error{Op: "open", Key: path, Err: errors.New("a file path is needed")}
 	}
 	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{}),
-		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{})}
+		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{}),
+		wq: make(chan *writeJob, maxWriteBatch), wDone: make(chan struct{})}
 	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
 	// synchronous is per connection and set on every new one: NORMAL for the
 	// state and, unless SyncDeposits, the deposits; a durable write switches
@@ -179,6 +183,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.r.Close()
 		return nil, err
 	}
+	go db.commitWrites()
 	go db.commitDeposits()
 	if opt.SweepEvery > 0 {
 		go db.sweepLoop()
@@ -202,6 +207,7 @@ func (db *DB) Close() error {
 		close(db.stop)
 		<-db.done
 		<-db.depDone
+		<-db.wDone
 		db.stmts.close()
 		err = errors.Join(db.r.Close(), db.w.Close())
 		if err != nil {
@@ -228,13 +234,203 @@ func fileURI(path string) string {
 	return "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
 
-// write runs fn in one IMMEDIATE transaction on the writer connection. With
-// durable, the commit is synced to disk before write returns (synchronous
-// FULL), otherwise it survives a crash of the process but may be lost
-// with the machine's power (synchronous NORMAL, WAL).
-func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(tx *sql.Tx) error) error {
+// write runs fn in an IMMEDIATE transaction on the writer connection and
+// returns once that transaction has committed (or fn's error, with nothing
+// of fn's written). The writes of concurrent callers are committed together
+// (a group commit, see commitWrites): one transaction, one commit and one
+// WAL append of each page they touch, for up to maxWriteBatch of them, each
+// fn in a savepoint of its own so that one that fails undoes only its own
+// writes. fn runs on the committer's context (it must use the ctx it is
+// given, not its caller's: a statement interrupted by a cancelled context
+// would roll the whole transaction back), and may run more than once (if
+// its batch fails as a whole, each of its writes is retried alone): it must
+// set, not accumulate, what it reports. ctx bounds the wait for the write
+// to be taken into a transaction; once taken, write waits for its commit,
+// so an error means nothing of fn's was committed. With durable, the commit
+// is synced to disk before write returns (synchronous FULL), otherwise it
+// survives a crash of the process but may be lost with the machine's power
+// (synchronous NORMAL, WAL).
+func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.submit(ctx, &writeJob{op: op, key: key, durable: durable, fn: fn})
+}
+
+// writeUrgent is write for a caller that something waits on (a request's
+// start): its batch is committed without lingering for more writes.
+func (db *DB) writeUrgent(ctx context.Context, op, key string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.submit(ctx, &writeJob{op: op, key: key, urgent: true, fn: fn})
+}
+
+func (db *DB) submit(ctx context.Context, j *writeJob) error {
+	op, key := j.op, j.key
 	if err := db.check(op, key); err != nil {
 		return err
+	}
+	j.done = make(chan struct{})
+	select {
+	case db.wq <- j:
+	case <-db.stop:
+		return &Error{Op: op, Key: key, Kind: ErrClosed, Err: errClosedDB}
+	case <-ctx.Done():
+		return wrap(op, key, ctx.Err())
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
+			return wrap(op, key, ctx.Err())
+		}
+		<-j.done // taken: its transaction is under way
+		return j.err
+	case <-db.wDone:
+		select {
+		case <-j.done:
+			return j.err
+		default:
+			return &Error{Op: op, Key: key, Kind: ErrClosed, Err: errClosedDB}
+		}
+	}
+}
+
+// maxWriteBatch bounds the writes one group commit holds.
+const maxWriteBatch = 128
+
+// writeLinger is the longest the committer waits for more writes to join a
+// batch with no urgent write in it (it waits less, down to not at all,
+// while its batches find no company). A transaction's cost (its commit, and a
+// WAL frame of 4 KiB for each page it touches, however little of the page
+// changed) is paid once for the batch: a crawl's writes to the same few
+// pages of the schedule, lease and reference tables, spread over hosts
+// that each write once a second, share their frames. A write that a
+// request's start waits for is urgent (writeUrgent) and commits its batch
+// at once.
+const writeLinger = 20 * time.Millisecond
+
+// A writeJob is one write waiting for the committer.
+type writeJob struct {
+	op, key string
+	durable bool
+	urgent  bool // see writeUrgent
+	fn      func(ctx context.Context, tx *sql.Tx) error
+	state   atomic.Int32 // jobQueued, then jobTaken by the committer or jobAbandoned by its caller
+	err     error
+	done    chan struct{}
+}
+
+const (
+	jobQueued int32 = iota
+	jobTaken
+	jobAbandoned
+)
+
+// commitWrites is the group committer of every write: it takes the writes
+// waiting (up to maxWriteBatch), runs them in one transaction, each in a
+// savepoint, commits, and answers each. A batch that fails as a whole (its
+// transaction could not begin or commit, or a savepoint could not be rolled
+// back) has each of its writes retried alone. It ends at Close, failing the
+// writes still queued, once the deposits' committer has ended.
+func (db *DB) commitWrites() {
+	defer close(db.wDone)
+	ctx := context.Background()
+	batch := make([]*writeJob, 0, maxWriteBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	var lingerFor time.Duration // adapted to the writes' concurrency, at most writeLinger
+	for {
+		var first *writeJob
+		select {
+		case first = <-db.wq:
+		case <-db.depDone:
+			for {
+				select {
+				case j := <-db.wq:
+					j.err = &Error{Op: j.op, Key: j.key, Kind: ErrClosed, Err: errClosedDB}
+					close(j.done)
+				default:
+					return
+				}
+			}
+		}
+		batch = batch[:0]
+		take := func(j *writeJob) {
+			if j.state.CompareAndSwap(jobQueued, jobTaken) {
+				batch = append(batch, j)
+			} else {
+				close(j.done) // abandoned: its caller has returned
+			}
+		}
+		take(first)
+		urgent := first.urgent
+	fill:
+		for len(batch) < maxWriteBatch {
+			select {
+			case j := <-db.wq:
+				take(j)
+				urgent = urgent || j.urgent
+			default:
+				break fill
+			}
+		}
+		if !urgent && lingerFor > 0 && len(batch) > 0 && len(batch) < maxWriteBatch {
+			linger.Reset(lingerFor)
+		wait:
+			for len(batch) < maxWriteBatch {
+				select {
+				case j := <-db.wq:
+					take(j)
+					if j.urgent {
+						break wait
+					}
+				case <-linger.C:
+					break wait
+				case <-db.depDone:
+					break wait
+				}
+			}
+			linger.Stop()
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		// Linger longer while batches find company, less once they do not:
+		// a lone writer that waits on each write (nothing to share a
+		// commit with) soon pays no linger at all.
+		if len(batch) > 1 {
+			lingerFor = min(max(2*lingerFor, time.Millisecond), writeLinger)
+		} else if lingerFor -= lingerFor / 4; lingerFor < time.Millisecond/2 {
+			lingerFor = 0
+		}
+		if err := db.runBatch(ctx, batch); err != nil {
+			if len(batch) == 1 {
+				batch[0].err = err
+			} else {
+				for _, j := range batch {
+					if err := db.runBatch(ctx, nil, j); err != nil {
+						j.err = err
+					}
+				}
+			}
+		}
+		for _, j := range batch {
+			close(j.done)
+		}
+		clear(batch)
+	}
+}
+
+// runBatch runs jobs (or, when extra is given, that one job alone) in one
+// transaction and sets each job's err from its fn. It returns an error,
+// with nothing committed, when the transaction as a whole failed.
+func (db *DB) runBatch(ctx context.Context, jobs []*writeJob, extra ...*writeJob) (err error) {
+	jobs = append(jobs, extra...)
+	durable := false
+	for _, j := range jobs {
+		durable = durable || j.durable
+		j.err = nil
+	}
+	op, key := jobs[0].op, jobs[0].key
+	if len(jobs) > 1 {
+		op, key = "write", fmt.Sprintf("%d writes", len(jobs))
 	}
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
@@ -246,7 +442,7 @@ func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(t
 			return wrap(op, key, err)
 		}
 		defer func() {
-			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); err != nil {
+			if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
 				// The connection cannot be trusted with its setting: drop it,
 				// so the pool opens a fresh one (NORMAL from its DSN).
 				conn.Raw(func(any) error { return driver.ErrBadConn })
@@ -257,12 +453,48 @@ func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(t
 	if err != nil {
 		return wrap(op, key, err)
 	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return wrap(op, key, err)
+	if len(jobs) == 1 {
+		if err := jobs[0].fn(ctx, tx); err != nil {
+			tx.Rollback()
+			jobs[0].err = wrap(jobs[0].op, jobs[0].key, err)
+			return nil
+		}
+	} else {
+		for _, j := range jobs {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+				tx.Rollback()
+				return wrap(op, key, err)
+			}
+			if ferr := j.fn(ctx, tx); ferr != nil {
+				j.err = wrap(j.op, j.key, ferr)
+				if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+					tx.Rollback()
+					return wrap(op, key, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+				tx.Rollback()
+				return wrap(op, key, err)
+			}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return wrap(op, key, err)
 	}
 	return nil
+}
+
+// exec runs the write statement st with args as one write (see write), and
+// returns the rows it changed.
+func (db *DB) exec(ctx context.Context, op, key string, st *sql.Stmt, args ...any) (int64, error) {
+	var n int64
+	err := db.write(ctx, op, key, false, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }

@@ -152,7 +152,7 @@ func (db *DB) commitDeposits() {
 				break fill
 			}
 		}
-		err := db.write(ctx, "deposit put", batchKey(batch), db.opt.SyncDeposits, func(tx *sql.Tx) error {
+		err := db.write(ctx, "deposit put", batchKey(batch), db.opt.SyncDeposits, func(ctx context.Context, tx *sql.Tx) error {
 			for _, r := range batch {
 				var err error
 				if r.added, err = db.putDeposit(ctx, tx, r); err != nil {
@@ -163,7 +163,7 @@ func (db *DB) commitDeposits() {
 		})
 		if err != nil && len(batch) > 1 {
 			for _, r := range batch {
-				r.err = db.write(ctx, "deposit put", r.d.Source+" "+r.d.Digest, db.opt.SyncDeposits, func(tx *sql.Tx) error {
+				r.err = db.write(ctx, "deposit put", r.d.Source+" "+r.d.Digest, db.opt.SyncDeposits, func(ctx context.Context, tx *sql.Tx) error {
 					var err error
 					r.added, err = db.putDeposit(ctx, tx, r)
 					return err
@@ -283,7 +283,8 @@ func (s *Deposits) List(ctx context.Context, source string, since time.Time) ([]
 // other source's deposit shares.
 func (s *Deposits) Withdraw(ctx context.Context, source string) (int, error) {
 	n := 0
-	err := s.db.write(ctx, "deposit withdraw", source, true, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "deposit withdraw", source, true, func(ctx context.Context, tx *sql.Tx) error {
+		n = 0
 		rows, err := tx.StmtContext(ctx, s.db.stmts.depWithdraw).QueryContext(ctx, source)
 		if err != nil {
 			return err

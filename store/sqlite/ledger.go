@@ -66,25 +66,23 @@ func (s *LedgerStore) Update(ctx context.Context, key string, fn func(cur backof
 			return err
 		}
 		next, keep := fn(cur, ok)
-		var res sql.Result
+		var n int64
 		switch {
 		case !keep && !ok:
 			return nil
 		case keep && ok && sameState(cur, next):
 			return nil
 		case keep && ok:
-			res, err = s.db.stmts.ledgerSet.ExecContext(ctx, stateArgs(key, next, rev)...)
+			n, err = s.db.exec(ctx, "ledger update", key, s.db.stmts.ledgerSet, stateArgs(key, next, rev)...)
 		case keep:
-			res, err = s.db.stmts.ledgerInsert.ExecContext(ctx, stateArgs(key, next, rand.Int64())...)
+			n, err = s.db.exec(ctx, "ledger update", key, s.db.stmts.ledgerInsert, stateArgs(key, next, rand.Int64())...)
 		default:
-			res, err = s.db.stmts.ledgerDelete.ExecContext(ctx, key, rev)
+			n, err = s.db.exec(ctx, "ledger update", key, s.db.stmts.ledgerDelete, key, rev)
 		}
 		if err != nil {
-			return wrap("ledger update", key, err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return wrap("ledger update", key, err)
-		} else if n == 1 {
+		if n == 1 {
 			return nil
 		}
 		// Changed under us: read again and re-run fn.

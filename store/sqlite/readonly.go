@@ -53,7 +53,8 @@ func OpenReadOnly(ctx context.Context, path string, opts *Options) (*DB, error) 
 		return nil, err
 	}
 	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{}),
-		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{})}
+		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{}),
+		wq: make(chan *writeJob, maxWriteBatch), wDone: make(chan struct{})}
 	close(db.done) // no sweep
 	q := url.Values{"_pragma": {fmt.Sprintf("busy_timeout(%d)", opt.BusyTimeout.Milliseconds()), "query_only(1)", fmt.Sprintf("cache_size(-%d)", opt.CacheKiB)}}
 	open := func(extra string) error {
@@ -90,7 +91,8 @@ func OpenReadOnly(ctx context.Context, path string, opts *Options) (*DB, error) 
 		db.r.Close()
 		return nil, err
 	}
-	go db.commitDeposits() // fails what it is given: the connection is query_only
+	go db.commitWrites()   // fails what it is given: the connection is query_only
+	go db.commitDeposits() // likewise
 	return db, nil
 }
 

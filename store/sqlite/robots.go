@@ -53,7 +53,7 @@ func (s *RobotsStore) Put(ctx context.Context, host string, r robots.Record) err
 	if body == nil {
 		body = []byte{}
 	}
-	_, err := s.db.stmts.robotsPut.ExecContext(ctx, host, int(r.Outcome), r.Status, r.Failure, body,
+	_, err := s.db.exec(ctx, "robots put", host, s.db.stmts.robotsPut, host, int(r.Outcome), r.Status, r.Failure, body,
 		toNS(r.FetchedAt), toNS(r.Expires), r.Stale, r.LastFailure)
-	return wrap("robots put", host, err)
+	return err
 }

@@ -64,7 +64,8 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 	// A sole slot's start may wait for the release (see Schedule), if the
 	// lease outlives the claim by a Gap at least.
 	pending := c.Limit <= 1 && c.TTL >= c.Gap && s.db.starts.room()
-	err := s.db.write(ctx, "schedule acquire", c.Key, false, func(tx *sql.Tx) error {
+	err := s.db.writeUrgent(ctx, "schedule acquire", c.Key, func(ctx context.Context, tx *sql.Tx) error {
+		wait = 0
 		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
 			return err
 		}
@@ -115,8 +116,8 @@ func (s *Schedule) Started(ctx context.Context, key, owner string, now time.Time
 	if s.db.starts.defer_(leaseID{key, owner}, toNS(now)) {
 		return nil
 	}
-	_, err := s.db.stmts.schedStarted.ExecContext(ctx, key, toNS(now))
-	return wrap("schedule started", key, err)
+	_, err := s.db.exec(ctx, "schedule started", key, s.db.stmts.schedStarted, key, toNS(now))
+	return err
 }
 
 // Renew implements [fetch.Schedule].
@@ -137,7 +138,7 @@ func (s *Schedule) Release(ctx context.Context, key, owner string, now time.Time
 		return s.lease(ctx, "schedule release", s.db.stmts.leaseDelete, key, key, owner, toNS(now))
 	}
 	var held bool
-	err := s.db.write(ctx, "schedule release", key, false, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "schedule release", key, false, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.db.stmts.schedStarted).ExecContext(ctx, key, p.start); err != nil {
 			return err
 		}
@@ -211,13 +212,11 @@ func (s *Schedule) lease(ctx context.Context, op string, stmt *sql.Stmt, key str
 	if err := s.db.check(op, key); err != nil {
 		return err
 	}
-	res, err := stmt.ExecContext(ctx, args...)
+	n, err := s.db.exec(ctx, op, key, stmt, args...)
 	if err != nil {
-		return wrap(op, key, err)
+		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap(op, key, err)
-	} else if n == 0 {
+	if n == 0 {
 		return fetch.ErrLeaseNotHeld
 	}
 	return nil

@@ -29,9 +29,9 @@ func (s *CrawlState) AddTally(ctx context.Context, source string, d crawl.Tally)
 	if err := s.db.check("crawl tally add", source); err != nil {
 		return err
 	}
-	_, err := s.db.stmts.tallyAdd.ExecContext(ctx, source, d.Reads, d.TriggerReads, d.NotModified, d.RobotsReads, d.ImageReads,
+	_, err := s.db.exec(ctx, "crawl tally add", source, s.db.stmts.tallyAdd, source, d.Reads, d.TriggerReads, d.NotModified, d.RobotsReads, d.ImageReads,
 		d.Deposits, d.Excerpts, d.Excluded, d.Mismatches, d.Refusals, d.Failures, d.DepositFailures)
-	return wrap("crawl tally add", source, err)
+	return err
 }
 
 // Tally implements [crawl.Tallier].

@@ -42,8 +42,8 @@ func (s *ValidatorStore) Put(ctx context.Context, key string, v fetch.Validator)
 	if err := s.db.check("validator put", key); err != nil {
 		return err
 	}
-	_, err := s.db.stmts.valPut.ExecContext(ctx, key, v.ETag, v.LastModified, toNS(s.db.clk.Now()))
-	return wrap("validator put", key, err)
+	_, err := s.db.exec(ctx, "validator put", key, s.db.stmts.valPut, key, v.ETag, v.LastModified, toNS(s.db.clk.Now()))
+	return err
 }
 
 // Delete implements [fetch.ValidatorStore].
@@ -51,6 +51,6 @@ func (s *ValidatorStore) Delete(ctx context.Context, key string) error {
 	if err := s.db.check("validator delete", key); err != nil {
 		return err
 	}
-	_, err := s.db.stmts.valDelete.ExecContext(ctx, key)
-	return wrap("validator delete", key, err)
+	_, err := s.db.exec(ctx, "validator delete", key, s.db.stmts.valDelete, key)
+	return err
 }
