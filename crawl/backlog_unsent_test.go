@@ -29,7 +29,7 @@ func TestCrawler_S2_BacklogNotSentStaysDue(t *testing.T) {
 	src := siteSource(s.Name(), StrictNews, false)
 	src.Identifier = IDFromURL
 	src.Backlog = &Backlog{Kind: BacklogSitemap, URLs: []string{"https://" + s.Name() + "/sitemap.xml"}}
-	c := &Crawler{Client: newClient(t, web, p, fetch.WithSchedule(sched)), Clock: clk, Sources: []Source{src}}
+	c := &Crawler{Client: newClient(t, web, p, fetch.WithStores(fetch.Stores{Schedule: sched})), Clock: clk, Sources: []Source{src}}
 
 	rep := mustPass(t, c, src.ID)
 	if !rep.BacklogRead || !errors.Is(rep.Backlog.Err, errScheduleDown) {

@@ -40,8 +40,8 @@ type restartable struct {
 }
 
 func (r *restartable) client(t *testing.T, web *politetest.Web, p fetch.Policy) *fetch.Client {
-	return newClient(t, web, p, fetch.WithValidatorStore(&r.validators), fetch.WithRobotsStore(&r.robots),
-		fetch.WithLedgerStore(&r.ledger), fetch.WithSchedule(&r.schedule))
+	return newClient(t, web, p, fetch.WithStores(fetch.Stores{Validators: &r.validators}), fetch.WithStores(fetch.Stores{Robots: &r.robots}),
+		fetch.WithStores(fetch.Stores{Ledger: &r.ledger}), fetch.WithStores(fetch.Stores{Schedule: &r.schedule}))
 }
 
 // An article whose first read succeeded but whose deposit failed is read

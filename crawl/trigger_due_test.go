@@ -52,7 +52,7 @@ func TestCrawler_S2_TriggerNotSentStaysDue(t *testing.T) {
 	clk := clock.NewManual(t0)
 	ended := make(chan *PassReport, 8)
 	src := siteSource(s.Name(), StrictNews, false)
-	c := &Crawler{Client: newClient(t, web, p, fetch.WithSchedule(sched)), Clock: clk, Sources: []Source{src},
+	c := &Crawler{Client: newClient(t, web, p, fetch.WithStores(fetch.Stores{Schedule: sched})), Clock: clk, Sources: []Source{src},
 		OnEvent: func(e Event) {
 			if e.Kind == EventPassEnded {
 				ended <- e.Pass

@@ -137,7 +137,7 @@ func TestLayersAlone(t *testing.T) {
 		a := s.AddArticle(politetest.Article{})
 		tr := web.Transport()
 		defer tr.CloseIdleConnections()
-		hc := &http.Client{Transport: &Identity{UserAgent: "AloneBot/2 (+https://alone.example/bot)", Next: tr}}
+		hc := &http.Client{Transport: &identityLayer{UserAgent: "AloneBot/2 (+https://alone.example/bot)", Next: tr}}
 		req, _ := http.NewRequest(http.MethodGet, s.URL(a.Path), nil)
 		req.Header.Set("Cookie", "session=1")
 		req.Header.Set("X-Debug", "1")

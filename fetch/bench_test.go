@@ -332,7 +332,7 @@ func BenchmarkIdleHostMemory(b *testing.B) {
 		ledger := &backoff.Ledger{Policy: backoff.Digest()}
 		pacer := &pacer{Interval: 20 * time.Millisecond}
 		store := &MemoryStore{Max: hosts}
-		below := &Identity{UserAgent: "BenchBot/1 (+https://b.example)", Next: &conditional{Store: store, Next: far}}
+		below := &identityLayer{UserAgent: "BenchBot/1 (+https://b.example)", Next: &conditional{Store: store, Next: far}}
 		rstore := &robots.MemoryStore{MaxEntries: hosts}
 		cache := &robots.Cache{Transport: &ledgerGate{Ledger: ledger, Next: &sharedPacer{p: pacer, next: below}},
 			UserAgent: "BenchBot", Store: rstore}

@@ -103,23 +103,6 @@ func WithAllowPrefixes(p ...netip.Prefix) Option {
 // credential never appears in it. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithValidatorStore sets where conditional-GET validators are kept. Default: a
-// MemoryStore.
-func WithValidatorStore(s ValidatorStore) Option { return func(o *options) { o.store = s } }
-
-// WithRobotsStore sets where robots.txt entries are kept. Default: robots'
-// in-memory store.
-func WithRobotsStore(s robots.Store) Option { return func(o *options) { o.robotsStore = s } }
-
-// WithLedgerStore sets where the refusal ledger is kept. Default: backoff's
-// in-memory store.
-func WithLedgerStore(s backoff.Store) Option { return func(o *options) { o.ledgerStore = s } }
-
-// WithSchedule shares pacing with other processes through s: every start is
-// claimed in it, and the moment the request really left is reported to it.
-// Default: pacing holds within this Client.
-func WithSchedule(s Schedule) Option { return func(o *options) { o.schedule = s } }
-
 // WithLedgerEvents sets a callback for every ledger event (metrics).
 func WithLedgerEvents(f func(backoff.Event)) Option { return func(o *options) { o.onEvent = f } }
 
@@ -160,7 +143,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	// robots.txt requests: pacer, ledger gate, identity, base — never validators,
 	// never the robots gate.
 	robotsRT := &robotsCall{next: c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: o.clock,
-		Next: &Identity{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
+		Next: &identityLayer{UserAgent: ua, Accept: "text/plain, */*;q=0.5", Next: bottom}})}
 	c.robots = &robots.Cache{
 		Transport: robotsRT,
 		UserAgent: ua,
@@ -189,7 +172,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 // pacer, ledger gate and identity.
 func (c *Client) stack(ua string, below http.RoundTripper) http.RoundTripper {
 	core := c.pacerOver(&ledgerGate{Ledger: c.ledger, Clock: c.clockOpt,
-		Next: &Identity{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
+		Next: &identityLayer{UserAgent: ua, Accept: c.policy.Accept, Credential: c.policy.Credential, noCred: c.policy.NoCredential, Next: below}})
 	return &admission{c: c, next: &robotsGate{Robots: c.robots, Next: core}}
 }
 

@@ -90,7 +90,7 @@
 // [Client.Explain] reports the keys a URL maps to (Explanation.Host and Key).
 //
 // Pacing holds across every goroutine of a Client; with a shared [Schedule]
-// ([WithSchedule]) it holds across processes too. fetchtest checks other
+// ([Stores].Schedule) it holds across processes too. fetchtest checks other
 // implementations of [ValidatorStore] and [Schedule].
 //
 // Time comes from one clock ([WithClock]: any Clock of package clock, whose

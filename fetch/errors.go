@@ -227,7 +227,7 @@ func (e *RefusedError) why() string {
 	case HostNotAdmitted:
 		return "host " + e.Host + " is not admitted for this source"
 	case UndeclaredParam:
-		var pe *ParamError
+		var pe *paramError
 		if errors.As(e.Err, &pe) {
 			return "the redirect adds query parameters the source does not declare: " + strings.Join(pe.Params, ", ")
 		}

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// Identity is the layer that sets the request headers, and only them:
+// identityLayer is the layer that sets the request headers, and only them:
 // User-Agent, Accept, Accept-Encoding: identity, the credential header when one is
 // configured, the request is https and its host is one of the credential's hosts
 // (a credential that [Credential.Validate] refuses fails the request, and nothing
@@ -23,10 +23,10 @@ import (
 // adds: a header made of those and nothing else, on a shallow copy (the
 // caller's request and header are never modified).
 //
-// The zero Identity sends DefaultAccept and an empty User-Agent, which Go's
+// The zero identityLayer sends DefaultAccept and an empty User-Agent, which Go's
 // transport would replace with its own: always set UserAgent. Set the fields before
-// the first RoundTrip; an Identity is safe for concurrent use.
-type Identity struct {
+// the first RoundTrip; an identityLayer is safe for concurrent use.
+type identityLayer struct {
 	Next       http.RoundTripper // nil: http.DefaultTransport
 	UserAgent  string            // the full User-Agent, see Policy.UserAgent
 	Accept     string            // empty: DefaultAccept
@@ -51,7 +51,7 @@ type identityValues struct {
 	plain                http.Header
 }
 
-func (id *Identity) values() *identityValues {
+func (id *identityLayer) values() *identityValues {
 	id.once.Do(func() {
 		ua := id.UserAgent
 		if ua == "" {
@@ -69,7 +69,7 @@ func (id *Identity) values() *identityValues {
 
 // RoundTrip sends a clone of req carrying exactly the identity headers. req is not
 // modified.
-func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
+func (id *identityLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	call := callFrom(ctx)
 	r := new(http.Request) // a shallow copy: every field this layer changes is replaced, not modified
@@ -149,7 +149,7 @@ func checkedLocation(call *callInfo, r *http.Request, rt http.RoundTripper) (*ht
 
 // check returns the error of a credential this layer will not handle: one
 // Validate refuses, or any under a policy that sends none.
-func (id *Identity) check(c *Credential) error {
+func (id *identityLayer) check(c *Credential) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}

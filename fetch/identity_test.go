@@ -17,7 +17,7 @@ func TestIdentity_V9_AloneUnderHTTPClient(t *testing.T) {
 	web := politetest.NewWeb(t)
 	cms := web.Site("cms.example")
 	other := web.Site("other.example")
-	id := &Identity{
+	id := &identityLayer{
 		UserAgent:  "AloneBot/1 (+https://alone.example)",
 		Credential: Credential{Header: "X-Api-Key", Value: NewSecret("k3y"), Hosts: []string{"cms.example"}},
 		Next:       web.Transport(),

@@ -89,7 +89,7 @@ func TestLayers_RoundTripperContract(t *testing.T) {
 	}
 
 	var seen http.Header
-	id := &Identity{UserAgent: "TestBot/1 (+https://t.example)", Next: rtFunc(func(r *http.Request) (*http.Response, error) {
+	id := &identityLayer{UserAgent: "TestBot/1 (+https://t.example)", Next: rtFunc(func(r *http.Request) (*http.Response, error) {
 		seen = r.Header
 		return answer(200, ""), nil
 	})}

@@ -45,7 +45,7 @@ func TestRobots_NotSentIsOurs(t *testing.T) {
 		path := site.AddArticle(politetest.Article{}).Path
 		sched := &flakySchedule{}
 		store := &robots.MemoryStore{}
-		c := newClient(t, web, testPolicy(Vault(), time.Millisecond), WithSchedule(sched), WithRobotsStore(store))
+		c := newClient(t, web, testPolicy(Vault(), time.Millisecond), WithStores(Stores{Schedule: sched}), WithStores(Stores{Robots: store}))
 		sched.down.Store(true)
 		_, err := c.Get(ctx, site.URL(path))
 		if !errors.Is(err, errScheduleDown) || !errors.Is(err, robots.ErrNotSent) {
@@ -89,7 +89,7 @@ func TestRobots_NotSentIsOurs(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, web, testPolicy(Vault(), time.Millisecond), WithRobotsStore(store), WithLedgerStore(ledger))
+		c := newClient(t, web, testPolicy(Vault(), time.Millisecond), WithStores(Stores{Robots: store}), WithStores(Stores{Ledger: ledger}))
 		_, err := c.Get(ctx, site.URL(path))
 		if re := refusal(t, err, Cooldown); !re.Until.Equal(until) {
 			t.Fatalf("refused until %v, want the cool-down's end %v", re.Until, until)

@@ -87,7 +87,8 @@ type Policy struct {
 	Params []string
 	// Tracking lists the query parameters stripped from every URL before it is
 	// requested, each a name or a "prefix*", compared without regard to case.
-	// Nil: [DefaultTracking]. An empty non-nil slice strips nothing.
+	// Nil: the common tracking parameters (utm_*, fbclid, gclid, mc_cid,
+	// session ids and the like). An empty non-nil slice strips nothing.
 	Tracking []string
 
 	// MaxRedirects is the most redirects followed for one Get. Zero:
@@ -230,7 +231,7 @@ func (p Policy) withDefaults() Policy {
 		p.Robots.RetryInterval = DefaultRobotsRetry
 	}
 	if p.Tracking == nil {
-		p.Tracking = DefaultTracking()
+		p.Tracking = defaultTracking()
 	}
 	if p.MaxRedirects == 0 {
 		p.MaxRedirects = DefaultMaxRedirects

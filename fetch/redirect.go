@@ -37,7 +37,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	if added := addedParams(via[len(via)-1].URL, req.URL, src.Params); len(added) > 0 {
 		re := refuse(UndeclaredParam).(*RefusedError)
-		re.Err = &ParamError{Params: added}
+		re.Err = &paramError{Params: added}
 		return re
 	}
 	req.Header.Del("Referer")
@@ -50,13 +50,13 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// ParamError names the query parameters a redirect added without the source
+// paramError names the query parameters a redirect added without the source
 // declaring them; it is the Err of a *RefusedError with Reason UndeclaredParam.
-type ParamError struct {
+type paramError struct {
 	Params []string
 }
 
 // Error lists the parameters.
-func (e *ParamError) Error() string {
+func (e *paramError) Error() string {
 	return "fetch: undeclared parameters " + strings.Join(e.Params, ", ")
 }

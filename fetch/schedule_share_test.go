@@ -21,8 +21,8 @@ func TestSchedule_P1_TwoClientsOneBudget(t *testing.T) {
 	}
 	shared := &MemorySchedule{}
 	p := testPolicy(Vault(), auditInterval)
-	a := newClient(t, web, p, WithSchedule(shared))
-	b := newClient(t, web, p, WithSchedule(shared))
+	a := newClient(t, web, p, WithStores(Stores{Schedule: shared}))
+	b := newClient(t, web, p, WithStores(Stores{Schedule: shared}))
 	var wg sync.WaitGroup
 	for i, path := range paths {
 		c := a

@@ -24,9 +24,23 @@ type Stores struct {
 	Schedule Schedule
 }
 
-// WithStores keeps the client's state in s; see Stores.
+// WithStores keeps the client's state in s; see Stores. It sets the fields of
+// s that are not nil, so that several WithStores compose (a later one's field
+// replaces an earlier one's): WithStores(Stores{Schedule: sched}) shares the
+// pacing alone and keeps the rest in memory.
 func WithStores(s Stores) Option {
 	return func(o *options) {
-		o.robotsStore, o.ledgerStore, o.store, o.schedule = s.Robots, s.Ledger, s.Validators, s.Schedule
+		if s.Robots != nil {
+			o.robotsStore = s.Robots
+		}
+		if s.Ledger != nil {
+			o.ledgerStore = s.Ledger
+		}
+		if s.Validators != nil {
+			o.store = s.Validators
+		}
+		if s.Schedule != nil {
+			o.schedule = s.Schedule
+		}
 	}
 }

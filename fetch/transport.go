@@ -479,7 +479,11 @@ func (ht *hopTrace) wroteField(key string, value []string) {
 	if ht.call != nil && ht.call.credHeader != "" && k == ht.call.credHeader {
 		value = []string{redacted}
 	}
-	ht.sent[k] = append(ht.sent[k], value...)
+	if vs, ok := ht.sent[k]; ok {
+		ht.sent[k] = append(vs, value...)
+	} else {
+		ht.sent[k] = value // net/http makes it for this call: kept without a copy
+	}
 	ht.mu.Unlock()
 }
 

@@ -18,7 +18,7 @@ func TestUnconditional(t *testing.T) {
 	s := web.Site("news.example")
 	a := s.AddArticle(politetest.Article{})
 	store := &MemoryStore{}
-	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithValidatorStore(store))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithStores(Stores{Validators: store}))
 	ctx := context.Background()
 	u := s.URL(a.Path)
 

@@ -9,9 +9,9 @@ import (
 	"github.com/politefetch/politefetch/internal/tracking"
 )
 
-// DefaultTracking returns a fresh copy of the tracking parameters stripped when a
+// defaultTracking returns a fresh copy of the tracking parameters stripped when a
 // Policy's Tracking is nil: utm_*, fbclid, gclid, mc_cid, session ids and the like.
-func DefaultTracking() []string {
+func defaultTracking() []string {
 	return tracking.Default()
 }
 

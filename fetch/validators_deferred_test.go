@@ -43,7 +43,7 @@ func TestDeferValidators(t *testing.T) {
 		return resp.StatusCode, resp.Header, last.Header.Get("If-None-Match") != "" || last.Header.Get("If-Modified-Since") != ""
 	}
 
-	c1 := newClient(t, web, p, WithValidatorStore(store))
+	c1 := newClient(t, web, p, WithStores(Stores{Validators: store}))
 	status, h, _ := read(c1, DeferValidators())
 	if status != http.StatusOK {
 		t.Fatalf("first read: status %d", status)
@@ -57,7 +57,7 @@ func TestDeferValidators(t *testing.T) {
 
 	// The process "dies" here: a new Client on the same store reads the
 	// feed in full again, as often as it is read with nothing saved.
-	c2 := newClient(t, web, p, WithValidatorStore(store))
+	c2 := newClient(t, web, p, WithStores(Stores{Validators: store}))
 	for i := range 2 {
 		status, h, sent := read(c2, DeferValidators())
 		if status != http.StatusOK || sent {
@@ -76,7 +76,7 @@ func TestDeferValidators(t *testing.T) {
 
 	// Saved: a deferred read sends them and gets a 304, after a restart too,
 	// and so does an ordinary Get (the key is the chain's own).
-	c3 := newClient(t, web, p, WithValidatorStore(store))
+	c3 := newClient(t, web, p, WithStores(Stores{Validators: store}))
 	if status, _, sent := read(c3, DeferValidators()); status != http.StatusNotModified || !sent {
 		t.Fatalf("deferred read after SaveValidators: status %d, validators sent %v", status, sent)
 	}
@@ -94,7 +94,7 @@ func TestSaveValidators_Nothing(t *testing.T) {
 	s := web.Site("news.example")
 	ctx := context.Background()
 	store := &MemoryStore{}
-	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithValidatorStore(store))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithStores(Stores{Validators: store}))
 	if err := c.SaveValidators(ctx, s.URL("/feed.xml"), http.Header{"Content-Type": {"text/xml"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSaveValidators_Nothing(t *testing.T) {
 	}
 	p := testPolicy(Digest(), time.Millisecond)
 	p.NoConditional = true
-	nc := newClient(t, web, p, WithValidatorStore(store))
+	nc := newClient(t, web, p, WithStores(Stores{Validators: store}))
 	if err := nc.SaveValidators(ctx, s.URL("/feed.xml"), http.Header{"Etag": {`"x"`}}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSaveValidators_StoreError(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
 	s := web.Site("news.example")
-	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithValidatorStore(&failingPut{}))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithStores(Stores{Validators: &failingPut{}}))
 	err := c.SaveValidators(context.Background(), s.URL("/feed.xml"), http.Header{"Etag": {`"x"`}})
 	if err == nil || !errors.Is(err, errPut) {
 		t.Fatalf("err = %v, want the store's", err)

@@ -93,7 +93,7 @@ func BenchmarkFetch(b *testing.B) {
 		}
 	}
 	b.Run("memory", func(b *testing.B) {
-		run(b, []fetch.Option{fetch.WithSchedule(&fetch.MemorySchedule{})}, nil)
+		run(b, []fetch.Option{fetch.WithStores(fetch.Stores{Schedule: &fetch.MemorySchedule{}})}, nil)
 	})
 	b.Run("redis-cluster", func(b *testing.B) {
 		clu := startCluster(b, 0)
@@ -101,8 +101,8 @@ func BenchmarkFetch(b *testing.B) {
 		rc := clu.client(b)
 		rc.AddHook(cnt)
 		st := &Store{Client: rc}
-		run(b, []fetch.Option{fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
-			fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators())}, cnt)
+		run(b, []fetch.Option{fetch.WithStores(fetch.Stores{Schedule: st.Schedule()}), fetch.WithStores(fetch.Stores{Ledger: st.Ledger()}),
+			fetch.WithStores(fetch.Stores{Robots: st.Robots()}), fetch.WithStores(fetch.Stores{Validators: st.Validators()})}, cnt)
 	})
 	b.Run("redis-server", func(b *testing.B) {
 		srv := startServer(b, 0)
@@ -111,8 +111,8 @@ func BenchmarkFetch(b *testing.B) {
 		defer rc.Close()
 		rc.AddHook(cnt)
 		st := &Store{Client: rc}
-		run(b, []fetch.Option{fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
-			fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators())}, cnt)
+		run(b, []fetch.Option{fetch.WithStores(fetch.Stores{Schedule: st.Schedule()}), fetch.WithStores(fetch.Stores{Ledger: st.Ledger()}),
+			fetch.WithStores(fetch.Stores{Robots: st.Robots()}), fetch.WithStores(fetch.Stores{Validators: st.Validators()})}, cnt)
 	})
 }
 

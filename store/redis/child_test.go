@@ -139,8 +139,8 @@ func childMain() int {
 			return d.DialContext(ctx, network, cfg.Web)
 		}),
 		fetch.WithRootCAs(pool), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
-		fetch.WithSchedule(&loggedSchedule{Schedule: store.Schedule()}), fetch.WithLedgerStore(loggedLedger{store.Ledger()}),
-		fetch.WithRobotsStore(store.Robots()), fetch.WithValidatorStore(store.Validators()))
+		fetch.WithStores(fetch.Stores{Schedule: &loggedSchedule{Schedule: store.Schedule()}, Ledger: loggedLedger{store.Ledger()},
+			Robots: store.Robots(), Validators: store.Validators()}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

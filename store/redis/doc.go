@@ -8,13 +8,13 @@
 // conformance suite unchanged:
 //
 //   - [Store.Schedule], a fetch.Schedule: each host's latest start and its
-//     in-flight slots, for fetch.WithSchedule;
+//     in-flight slots, for fetch.Stores.Schedule;
 //   - [Store.Ledger], a backoff.Store: the refusal ledger, for
-//     fetch.WithLedgerStore;
+//     fetch.Stores.Ledger;
 //   - [Store.Robots], a robots.Store: robots.txt records, with a fetch lease
-//     per host, for fetch.WithRobotsStore;
+//     per host, for fetch.Stores.Robots;
 //   - [Store.Validators], a fetch.ValidatorStore: ETag and Last-Modified
-//     per URL, for fetch.WithValidatorStore;
+//     per URL, for fetch.Stores.Validators;
 //   - [Store.State], a crawl.State: per source its schedule, pass lease,
 //     counters and known references, for crawl.Crawler's State.
 //
@@ -22,10 +22,10 @@
 //
 //	rc := goredis.NewClient(&goredis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 //	st := &redis.Store{Client: rc, Prefix: "newsroom:"}
-//	c, err := fetch.New(policy, fetch.WithSchedule(st.Schedule()), fetch.WithLedgerStore(st.Ledger()),
-//		fetch.WithRobotsStore(st.Robots()), fetch.WithValidatorStore(st.Validators()))
+//	fs, cs := st.Stores()
+//	c, err := fetch.New(policy, fetch.WithStores(fs))
 //	…
-//	cr := &crawl.Crawler{Client: c, State: st.State(), Sources: sources}
+//	cr := &crawl.Crawler{Client: c, State: cs.State, Sources: sources}
 //
 // The same Store works over a Redis Cluster: give it a go-redis
 // ClusterClient (made with ContextTimeoutEnabled). Every script and every

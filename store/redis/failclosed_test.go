@@ -116,7 +116,7 @@ func TestClient_FailsClosedWithoutRedis(t *testing.T) {
 	}
 	c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
 		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
-		fetch.WithSchedule(s.Schedule()), fetch.WithLedgerStore(s.Ledger()), fetch.WithRobotsStore(s.Robots()))
+		fetch.WithStores(fetch.Stores{Schedule: s.Schedule()}), fetch.WithStores(fetch.Stores{Ledger: s.Ledger()}), fetch.WithStores(fetch.Stores{Robots: s.Robots()}))
 	if err != nil {
 		t.Fatal(err)
 	}

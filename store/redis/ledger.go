@@ -38,7 +38,7 @@ type Ledger struct{ s *Store }
 
 var _ backoff.Store = (*Ledger)(nil)
 
-// Ledger returns the Store's refusal ledger, for fetch.WithLedgerStore or
+// Ledger returns the Store's refusal ledger, for fetch.Stores.Ledger or
 // backoff.Ledger's Store.
 func (s *Store) Ledger() *Ledger { return &Ledger{s} }
 

@@ -34,7 +34,7 @@ type Robots struct{ s *Store }
 
 var _ robots.Store = (*Robots)(nil)
 
-// Robots returns the Store's robots.txt records, for fetch.WithRobotsStore.
+// Robots returns the Store's robots.txt records, for fetch.Stores.Robots.
 func (s *Store) Robots() *Robots { return &Robots{s} }
 
 // robotsPoll is how often a Get waiting for another process's fetch looks

@@ -28,7 +28,7 @@ type Schedule struct{ s *Store }
 
 var _ fetch.Schedule = (*Schedule)(nil)
 
-// Schedule returns the Store's pacing schedule, for fetch.WithSchedule.
+// Schedule returns the Store's pacing schedule, for fetch.Stores.Schedule.
 func (s *Store) Schedule() *Schedule { return &Schedule{s} }
 
 // luaFmt formats a number as an integer, exactly (Lua's tostring would

@@ -15,7 +15,7 @@ type Validators struct{ s *Store }
 
 var _ fetch.ValidatorStore = (*Validators)(nil)
 
-// Validators returns the Store's validators, for fetch.WithValidatorStore.
+// Validators returns the Store's validators, for fetch.Stores.Validators.
 func (s *Store) Validators() *Validators { return &Validators{s} }
 
 // Get implements [fetch.ValidatorStore].

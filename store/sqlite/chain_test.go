@@ -22,12 +22,12 @@ func TestChainFailsClosed(t *testing.T) {
 		opt    func(db *DB) fetch.Option
 		refuse bool
 	}{
-		{"Robots", func(db *DB) fetch.Option { return fetch.WithRobotsStore(db.Robots()) }, true},
+		{"Robots", func(db *DB) fetch.Option { return fetch.WithStores(fetch.Stores{Robots: db.Robots()}) }, true},
 		// robots.Cache reads a Store error as a miss: it fetches robots.txt
 		// again and reads on (issue reported), so that case is skipped below.
-		{"Ledger", func(db *DB) fetch.Option { return fetch.WithLedgerStore(db.Ledger()) }, true},
-		{"Schedule", func(db *DB) fetch.Option { return fetch.WithSchedule(db.Schedule()) }, true},
-		{"Validators", func(db *DB) fetch.Option { return fetch.WithValidatorStore(db.Validators()) }, false},
+		{"Ledger", func(db *DB) fetch.Option { return fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}) }, true},
+		{"Schedule", func(db *DB) fetch.Option { return fetch.WithStores(fetch.Stores{Schedule: db.Schedule()}) }, true},
+		{"Validators", func(db *DB) fetch.Option { return fetch.WithStores(fetch.Stores{Validators: db.Validators()}) }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "Robots" {

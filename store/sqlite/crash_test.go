@@ -449,9 +449,9 @@ func TestCrashChild(t *testing.T) {
 		// Validators on file too: the crawler keeps a feed's only once its
 		// items are recorded (fetch.DeferValidators), so a feed read just
 		// before a kill is read in full again after the restart.
-		fetch.WithValidatorStore(db.Validators()),
-		fetch.WithLedgerStore(db.Ledger()), fetch.WithRobotsStore(db.Robots()),
-		fetch.WithSchedule(db.Schedule()))
+		fetch.WithStores(fetch.Stores{Validators: db.Validators()}),
+		fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}), fetch.WithStores(fetch.Stores{Robots: db.Robots()}),
+		fetch.WithStores(fetch.Stores{Schedule: db.Schedule()}))
 	if err != nil {
 		t.Fatal(err)
 	}

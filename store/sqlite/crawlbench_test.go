@@ -74,8 +74,8 @@ func BenchmarkCrawlOnSQLite(b *testing.B) {
 				var db *DB
 				if store == "SQLite" {
 					db = openTest(b, nil)
-					opts = append(opts, fetch.WithLedgerStore(db.Ledger()), fetch.WithRobotsStore(db.Robots()),
-						fetch.WithValidatorStore(db.Validators()), fetch.WithSchedule(db.Schedule()))
+					opts = append(opts, fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}), fetch.WithStores(fetch.Stores{Robots: db.Robots()}),
+						fetch.WithStores(fetch.Stores{Validators: db.Validators()}), fetch.WithStores(fetch.Stores{Schedule: db.Schedule()}))
 					c.State, c.Deposits = db.CrawlState(), db.Deposits()
 				} else {
 					counted = new(countingDeposits)
