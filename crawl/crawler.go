@@ -201,7 +201,7 @@ func (c *Crawler) init() error {
 			c.initErr = ErrNoClient
 			return
 		}
-		if c.initErr = c.checkLimits(); c.initErr != nil {
+		if c.initErr = c.CheckLimits(); c.initErr != nil {
 			return
 		}
 		c.clk = clock.Or(c.Clock)
@@ -341,6 +341,7 @@ func (c *Crawler) ReadTrigger(ctx context.Context, id string) (*PassReport, erro
 }
 
 func (c *Crawler) refresh(ctx context.Context, id string, mode passMode) (*PassReport, error) {
+	ctx = forSource(ctx, id) // Explain may fetch robots.txt: it counts for the source
 	if err := c.init(); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -40,6 +41,14 @@ type Deposit struct {
 	MediaType string
 	// Proof is the proof of fetch of Envelope.
 	Proof *provenance.Proof
+	// Sent is the header of the read's final request as it was written
+	// (fetch.Result.Sent): Host, User-Agent, Accept, Accept-Encoding and,
+	// for a CMS API read, the credential's header with the value
+	// "[redacted]", never the secret. It is what a WARC request record
+	// carries (provenance/warc's Deposit.RequestHeader). Nil for an
+	// excerpt, and for a deposit read back from a store that does not keep
+	// it: store/sqlite's Deposits do not.
+	Sent http.Header
 	// Article is what was extracted from Envelope; nil when nothing could
 	// be extracted.
 	Article *extract.Article

@@ -39,10 +39,12 @@ func (e *LimitError) Error() string {
 // Is matches ErrInvalidLimit.
 func (e *LimitError) Is(target error) bool { return target == ErrInvalidLimit }
 
-// checkLimits returns a *LimitError for the first of the Crawler's limits
-// beyond its bound, or nil. Zero is every limit's default, and always
-// valid.
-func (c *Crawler) checkLimits() error {
+// CheckLimits returns a *LimitError for the first of the Crawler's limits
+// beyond its bound, or nil; it needs no Client, so a program can check a
+// configuration's limits before it builds one. Zero is every limit's
+// default, and always valid. Every method of the Crawler refuses to run
+// with the same error.
+func (c *Crawler) CheckLimits() error {
 	atLeast := func(field string, d, least, def time.Duration) error {
 		if d != 0 && d < least {
 			return &LimitError{Field: field, Reason: fmt.Sprintf("%v is shorter than %v (0: the default, %v)", d, least, def)}

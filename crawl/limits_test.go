@@ -43,6 +43,14 @@ func TestCrawler_S2_V12_LimitsRefusedBeyondTheirBounds(t *testing.T) {
 	} {
 		c := &Crawler{Client: client, Sources: []Source{siteSource(s.Name(), Vault, false)}}
 		tc.set(c)
+		if err := (&Crawler{}).CheckLimits(); err != nil {
+			t.Fatalf("the zero Crawler's limits: %v", err)
+		}
+		var noClient Crawler
+		tc.set(&noClient)
+		if err := noClient.CheckLimits(); !errors.Is(err, ErrInvalidLimit) {
+			t.Errorf("CheckLimits without a Client, %s out of bounds: %v", tc.field, err)
+		}
 		for name, call := range map[string]func() error{
 			"Pass":    func() error { _, err := c.Pass(context.Background(), s.Name()); return err },
 			"Refresh": func() error { _, err := c.Refresh(context.Background(), s.Name()); return err },

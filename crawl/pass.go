@@ -116,6 +116,7 @@ type pass struct {
 
 // pass runs one pass of src under its lease.
 func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassReport, error) {
+	ctx = forSource(ctx, src.ID) // robots.txt fetched for its reads counts for it (CountRobots)
 	ttl, maxReads, maxFailures, hostQ, _, nex := c.limits()
 	started := c.startTurn(ctx)
 	if started == nil {

@@ -204,7 +204,7 @@ func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *Pass
 	}
 	d := &Deposit{
 		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
-		Envelope: j.res.Body, MediaType: j.res.MediaType, Proof: j.res.Proof, Article: j.article, Image: j.image,
+		Envelope: j.res.Body, MediaType: j.res.MediaType, Proof: j.res.Proof, Sent: j.res.Sent.Clone(), Article: j.article, Image: j.image,
 	}
 	if d.URL == "" {
 		d.URL = j.url

@@ -271,6 +271,10 @@ type SourceError struct {
 	Source string // the source's ID, when known
 	Field  string
 	Reason string
+	// Err is the refusal of another package's check behind this one, or
+	// nil: a *fetch.CredentialError (fetch.ErrInvalidCredential) for a
+	// credential the source's policy may not send.
+	Err error
 }
 
 func (e *SourceError) Error() string {
@@ -282,6 +286,9 @@ func (e *SourceError) Error() string {
 
 // Is matches ErrInvalidSource.
 func (e *SourceError) Is(target error) bool { return target == ErrInvalidSource }
+
+// Unwrap returns Err.
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // Validate checks the source and returns a *SourceError naming the first
 // field at fault, or nil.
@@ -307,10 +314,34 @@ func (s *Source) validate() error {
 	default:
 		return badSource("identifier", "%q: cms or url", s.Identifier)
 	}
-	if _, err := s.Policy.Fetch(); err != nil {
+	fp, err := s.Policy.Fetch()
+	if err != nil {
 		return err
 	}
-	return nil
+	return s.checkCredential(&fp)
+}
+
+// checkCredential asks the source's fetch policy whether it may send the
+// source's credential header (its value is not read: only its reference
+// is part of a Source): a header that is no valid name or one the chain
+// sets itself, or any credential under a policy that sends none (the strict
+// news crawler's), is refused here, before a Client ever sees it, with the
+// *fetch.CredentialError as the *SourceError's Err.
+func (s *Source) checkCredential(fp *fetch.Policy) error {
+	c := s.Read.Credential
+	if c == nil {
+		return nil
+	}
+	err := fp.CheckCredential(fetch.Credential{Header: c.Header, Hosts: s.Admitted})
+	var ce *fetch.CredentialError
+	if errors.As(err, &ce) {
+		field := "read.credential.header"
+		if ce.Field == "Value" {
+			field = "read.credential.value"
+		}
+		return &SourceError{Field: field, Reason: ce.Reason, Err: err}
+	}
+	return err
 }
 
 // badSource is a *SourceError for field.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/politefetch/politefetch/feed"
+	"github.com/politefetch/politefetch/fetch"
 )
 
 func validSource() Source {
@@ -93,6 +94,7 @@ func TestSource_ValidAccepted(t *testing.T) {
 		},
 		func(s *Source) {
 			s.Read = Read{Method: ReadCMSAPI, URL: "https://news.example/cms/{id}", Credential: &CredentialRef{Header: "X-Api-Key", Value: "file:/run/secrets/key"}}
+			s.Policy.Preset = Vault // the strict news crawler sends no credential
 		},
 		func(s *Source) { s.Policy = PolicySpec{Preset: Vault, Interval: Duration(2 * time.Second)} },
 	}
@@ -143,5 +145,48 @@ func TestCredentialRef_Resolve(t *testing.T) {
 	_, err = CredentialRef{Header: "X-Api-Key", Value: "s3cret"}.Resolve()
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("inline value: %v", err)
+	}
+}
+
+// The source's policy decides which credential may be sent, at
+// configuration time: the strict news crawler sends none (document 000),
+// so a strict-news source naming one is refused; under the vault policy a
+// header the chain sets itself (User-Agent, Cookie, Host) or one that is no
+// header name is refused, each with fetch.ErrInvalidCredential and the
+// field; an access header for the CMS API is accepted.
+func TestSource_V9_V9b_CredentialCheckedByItsPolicy(t *testing.T) {
+	t.Parallel()
+	cms := func(preset Preset, header string) Source {
+		s := validSource()
+		s.Policy.Preset = preset
+		s.Read = Read{Method: ReadCMSAPI, URL: "https://news.example/cms/{id}", Credential: &CredentialRef{Header: header, Value: "env:CMS_TOKEN"}}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		src  Source
+	}{
+		{"strict news sends none", cms(StrictNews, "Authorization")},
+		{"vault: User-Agent is the crawler's", cms(Vault, "User-Agent")},
+		{"vault: Cookie", cms(Vault, "Cookie")},
+		{"vault: Host", cms(Vault, "host")},
+		{"vault: not a header name", cms(Vault, "Author ization")},
+	} {
+		err := tc.src.Validate()
+		var se *SourceError
+		var ce *fetch.CredentialError
+		if !errors.As(err, &se) || se.Field != "read.credential.header" || !errors.Is(err, ErrInvalidSource) ||
+			!errors.Is(err, fetch.ErrInvalidCredential) || !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *SourceError on read.credential.header wrapping fetch.ErrInvalidCredential", tc.name, err)
+		}
+	}
+	strict := cms(StrictNews, "Authorization")
+	if err := strict.Validate(); err == nil || !strings.Contains(err.Error(), "no credential") {
+		t.Errorf("strict news: %v, want the rule in words (the policy sends no credential)", err)
+	}
+	for _, h := range []string{"Authorization", "X-Api-Key"} {
+		if s := cms(Vault, h); s.Validate() != nil {
+			t.Errorf("vault with %s: %v, want it accepted", h, s.Validate())
+		}
 	}
 }

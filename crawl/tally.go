@@ -9,14 +9,16 @@ import "context"
 // what they count: Reads in Attempt, the outcomes (Deposits, Excerpts,
 // Excluded, Mismatches) when Settle — or a Deposits store sharing the
 // State's file — settles a pending reference, DepositFailures in Failure.
-// The Crawler adds the others through AddTally: they have no write of their
-// own to share.
+// RobotsReads are counted by the robots store [CountRobots] wraps, with the
+// record of each fetch (in one transaction where that store is a
+// [RobotsTallier]). The Crawler adds the others through AddTally: they have
+// no write of their own to share.
 type Tally struct {
 	Reads        int // article reads asked of the chain (State.Attempt); Refusals of them were never sent
 	TriggerReads int // trigger reads answered (a feed's 304 included)
 	NotModified  int // of them, feeds answered 304
-	RobotsReads  int // robots.txt requests: the Crawler does not see them; a program observing its Client adds them
-	ImageReads   int // share images checked (S7)
+	RobotsReads  int // robots.txt fetches made for the source's reads, counted by the Client's robots store wrapped in CountRobots; 0 without it
+	ImageReads   int // share images checked (S7), one per story checked
 	Deposits     int // articles deposited in full
 	Excerpts     int // stories kept as their feed's excerpt
 	Excluded     int // gated, or nothing that may be kept

@@ -167,9 +167,12 @@ func TestCrawler_V10_TriggerRedirectToUnadmittedHostRefused(t *testing.T) {
 	audit(t, web, p)
 }
 
-// ours tells a trigger read that failed for a reason of ours, which leaves
-// the trigger due, from one the chain decided or the publisher answered.
-func TestOurs_TellsOurFailuresFromTheChainsAndThePublishers(t *testing.T) {
+// A trigger read that failed for a reason of ours (a store of ours or the
+// chain's that did not answer, the host's turn not had in time, robots.txt
+// not asked) leaves the trigger due; one the chain decided (a cool-down,
+// robots.txt, an unadmitted host) or the publisher answered (a status, a
+// name that does not resolve) moves it on.
+func TestTriggerFailure_OursOnlyWhenOurStoresOrTurnFailed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type callInfo struct {
 	unconditional bool      // no validators sent or kept (Unconditional)
 	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)
 	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
+	credHeader    string    // the credential header the identity layer set on the hop in flight, canonical; "" if none
 	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the pacer
 
 	url       *url.URL // the Get's first request URL, and its String()
@@ -137,6 +139,7 @@ type recorder struct {
 	hops []provenance.Hop
 	room []provenance.Hop // where the first hops go (a resultRecord's), if set
 	t    Timings
+	sent http.Header // the last hop's request header as written (see Result.Sent)
 }
 
 func (r *recorder) addWait(d time.Duration) {
@@ -145,8 +148,9 @@ func (r *recorder) addWait(d time.Duration) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) addHop(h provenance.Hop, t Timings) {
+func (r *recorder) addHop(h provenance.Hop, t Timings, sent http.Header) {
 	r.mu.Lock()
+	r.sent = sent
 	if r.hops == nil {
 		r.hops = r.room
 	}
@@ -160,12 +164,12 @@ func (r *recorder) addHop(h provenance.Hop, t Timings) {
 
 // take returns the hops and timings recorded, and forgets the hops: the Get is
 // over, so they are handed to its Result without a copy.
-func (r *recorder) take() ([]provenance.Hop, Timings) {
+func (r *recorder) take() ([]provenance.Hop, Timings, http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hops := r.hops
 	r.hops = nil
-	return hops, r.t
+	return hops, r.t, r.sent
 }
 
 // Timings says where the time of one Get went. Each stage is summed over the

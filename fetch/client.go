@@ -389,7 +389,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, err
+		return nil, unparsedRefusal(rawURL, err)
 	}
 	ctx = withCall(ctx, call)
 	req, cancel, err := c.request(ctx, call, u, http.MethodGet)
@@ -411,7 +411,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 		res.Body, res.Wire, res.Decoded, res.CodingsRemoved = body.Envelope, body.Wire, body.Decoded, body.Removed
 	}
 	readAt := c.clock.Now().UTC()
-	res.Hops, res.Timings = call.rec.take()
+	res.Hops, res.Timings, res.Sent = call.rec.take()
 	res.Timings.Total = time.Since(start)
 	if res.bodyErr == nil && !res.NotModified {
 		res.Proof = &call.result.proof

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,61 @@ func TestCredential_S1_StrictNewsSendsNone(t *testing.T) {
 	}
 	if requested(web, "news.example", "/a") {
 		t.Fatal("the document was requested")
+	}
+}
+
+// TestResult_SentIsTheWireHeader: Result.Sent is the final hop's request
+// header as the server received it (Host included), over a redirect, a
+// credential and a conditional request, except the credential's value,
+// which is "[redacted]": the secret appears nowhere in Sent.
+func TestResult_SentIsTheWireHeader(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cret-token"
+	web := politetest.NewWeb(t)
+	s := web.Site("api.test")
+	s.Handle("/moved", http.RedirectHandler("/final", http.StatusFound))
+	s.Handle("/final", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		_, _ = w.Write([]byte("final"))
+	}))
+	p := testPolicy(Vault(), 5*time.Millisecond)
+	p.NoConditional = false
+	p.Credential = Credential{Header: "X-Api-Key", Value: NewSecret(secret), Hosts: []string{"api.test"}}
+	c := newClient(t, web, p)
+	ctx := context.Background()
+	for i, want := range []int{http.StatusOK, http.StatusNotModified} {
+		res, err := c.Get(ctx, "https://api.test/moved")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != want {
+			t.Fatalf("Get %d: status %d, want %d", i, res.Status, want)
+		}
+		var got politetest.Request
+		for _, r := range web.Requests() {
+			if r.Path == "/final" {
+				got = r // the last one
+			}
+		}
+		if got.Header.Get("X-Api-Key") != secret {
+			t.Fatalf("Get %d: the server did not receive the credential: %v", i, got.Header)
+		}
+		wire := got.Header.Clone()
+		wire.Set("Host", got.Host)
+		wire.Set("X-Api-Key", "[redacted]")
+		if !reflect.DeepEqual(res.Sent, wire) {
+			t.Errorf("Get %d: Result.Sent\n %v\nthe server received (credential redacted)\n %v", i, res.Sent, wire)
+		}
+		if want == http.StatusNotModified && res.Sent.Get("If-None-Match") != `"v1"` {
+			t.Errorf("Get %d: Sent has no If-None-Match: %v", i, res.Sent)
+		}
+		if fmt.Sprint(res.Sent) == "" || strings.Contains(fmt.Sprint(res.Sent), secret) {
+			t.Errorf("Get %d: Sent shows the secret: %v", i, res.Sent)
+		}
 	}
 }

@@ -132,6 +132,11 @@ func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOption) 
 	e := Explanation{Kind: call.kind}
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		err = unparsedRefusal(rawURL, err)
+		if re, ok := err.(*RefusedError); ok {
+			e.URL, e.Refusal = re.URL, re // a host that does not parse: refused, as a Get is
+			return e, nil
+		}
 		return e, err
 	}
 	e.URL = u.Redacted()

@@ -93,6 +93,9 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	if call != nil {
+		call.credHeader = ""
+	}
 	conditional := hasConditional(req.Header)
 	if !credHost && !conditional && (call == nil || call.accept == "" && call.referer == "") {
 		r.Header = v.plain
@@ -107,6 +110,9 @@ func (id *Identity) RoundTrip(req *http.Request) (*http.Response, error) {
 	h["Accept-Encoding"] = v.identity
 	if credHost {
 		h.Set(cred.Header, cred.Value.Reveal())
+		if call != nil {
+			call.credHeader = http.CanonicalHeaderKey(cred.Header)
+		}
 	}
 	if call != nil && call.referer != "" {
 		h["Referer"] = []string{call.referer}

@@ -23,8 +23,15 @@ type Result struct {
 	CodingsRemoved []string         // the content-codings removed, in the order they were applied
 	NotModified    bool             // a 304: the validators still hold, nothing was read
 	Hops           []provenance.Hop // every request on the wire, in order, redirects first; each Chain is shared with its connection's other hops: read only
-	Proof          *provenance.Proof
-	Timings        Timings
+	// Sent is the header of the final hop's request as it was written on
+	// the wire, Host included, each field in the order written (net/http's
+	// WroteHeaderField hook), for a record of what was asked (a WARC
+	// request record). The value of the credential's header, if one was
+	// sent, is "[redacted]": the secret is never kept here. nil when the
+	// request was never written.
+	Sent    http.Header
+	Proof   *provenance.Proof
+	Timings Timings
 
 	bodyErr error // why the body could not be read in full, or nil
 }

@@ -178,3 +178,36 @@ func TestUnparsedRefusal_V10_PercentEncodedHost(t *testing.T) {
 		t.Errorf("%s: %v, want the parse error itself", raw, got)
 	}
 }
+
+// TestGet_PercentEncodedHostRefused: a percent-encoded host handed to Get
+// or Explain directly (not through a redirect) is refused with Reason
+// InvalidHost, as a Location carrying one is, and nothing is sent; a URL
+// that fails to parse elsewhere is still its parse error.
+func TestGet_PercentEncodedHostRefused(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	web.Site("news.example")
+	c := newClient(t, web, testPolicy(Vault(), 5*time.Millisecond))
+	ctx := context.Background()
+	for _, raw := range []string{"https://%31%32%37.0.0.1/", "https://user:pw@%31%32%37.0.0.1/x"} {
+		_, err := c.Get(ctx, raw)
+		var re *RefusedError
+		if !errors.As(err, &re) || re.Reason != InvalidHost || re.Host != "%31%32%37.0.0.1" {
+			t.Errorf("Get %s: %v, want a refusal with Reason InvalidHost", raw, err)
+		}
+		e, err := c.Explain(ctx, raw)
+		if err != nil || e.Allowed || e.Refusal == nil || e.Refusal.Reason != InvalidHost {
+			t.Errorf("Explain %s: %+v, %v; want a refusal with Reason InvalidHost", raw, e, err)
+		}
+		if strings.Contains(e.URL, "pw") {
+			t.Errorf("Explain %s: URL %q shows the userinfo", raw, e.URL)
+		}
+	}
+	var ue *url.Error
+	if _, err := c.Get(ctx, "https://news.example/%zz"); !errors.As(err, &ue) {
+		t.Errorf("a bad escape in the path: %v, want the *url.Error", err)
+	}
+	if n := len(web.Requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}

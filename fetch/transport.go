@@ -462,6 +462,25 @@ type hopTrace struct {
 	conn         *tracedConn
 	reused       bool
 	wrote, first time.Time
+	sent         http.Header // the request's header fields as written, when a Get records them
+}
+
+// wroteField is the WroteHeaderField hook of a Get's hop: it keeps each
+// field net/http writes, the credential's value redacted.
+func (ht *hopTrace) wroteField(key string, value []string) {
+	k := http.CanonicalHeaderKey(key)
+	ht.mu.Lock()
+	if ht.sent == nil || k == "Host" {
+		// Host is the first field of a request: net/http writing it
+		// again is a retry on a new connection, whose fields replace
+		// the first attempt's.
+		ht.sent = make(http.Header, 6)
+	}
+	if ht.call != nil && ht.call.credHeader != "" && k == ht.call.credHeader {
+		value = []string{redacted}
+	}
+	ht.sent[k] = append(ht.sent[k], value...)
+	ht.mu.Unlock()
 }
 
 // hopRecorder is the bottom layer of a Client's chain: it records every request
@@ -503,6 +522,9 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	ht.ct = httptrace.ClientTrace{GotConn: gotConn}
+	if call != nil && call.rec != nil {
+		ht.ct.WroteHeaderField = ht.wroteField
+	}
 	if ht.turn == nil {
 		ht.ct.WroteRequest = func(httptrace.WroteRequestInfo) {
 			now := clk.Now()
@@ -536,7 +558,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ht.mu.Lock()
-	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
+	conn, reused, wrote, first, sent := ht.conn, ht.reused, ht.wrote, ht.first, ht.sent
 	ht.mu.Unlock()
 	if ht.turn != nil {
 		wrote, first = ht.turn.times()
@@ -562,7 +584,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !wrote.IsZero() && !first.IsZero() {
 			t.FirstByte = first.Sub(wrote)
 		}
-		rec.addHop(hop, t)
+		rec.addHop(hop, t, sent)
 	}
 	return resp, nil
 }

@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		if err := execOurs(os.Getenv("POLITECHECK_BENCH_POLITECRAWL"), true); err != nil {
 			os.Exit(2)
 		}
+		os.Exit(0) // measured as a child (POLITECHECK_BENCH_IO), and it succeeded
 	}
 	dir, err := os.MkdirTemp("", "politecheck-bench-test-")
 	if err != nil {
@@ -141,5 +142,30 @@ func TestPolitecheckOursOnARudeWeb(t *testing.T) {
 	if code != 3 || r.Crawler.ExitCode != 1 || len(r.ByRule) != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
 		t.Errorf("exit %d (crawler %d), violations %v, pages %+v; want 3 (crawler 1), none, every expected page",
 			code, r.Crawler.ExitCode, r.ByRule, r.Pages)
+	}
+}
+
+// With POLITECHECK_BENCH_IO the wrapper runs politecrawl as its child and
+// writes what it wrote to disk beside what it deposited; politecheck still
+// certifies the run.
+func TestPolitecheckMeasuresOursWrites(t *testing.T) {
+	t.Parallel()
+	crawl := binary(t, "./examples/politecrawl")
+	out := filepath.Join(t.TempDir(), "io.json")
+	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl, "POLITECHECK_BENCH_IO=" + out},
+		"-hosts", "3", "-articles", "2", "-latency", "0-5ms")
+	if code != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
+		t.Errorf("exit %d (crawler %d), violations %v, pages %+v", code, r.Crawler.ExitCode, r.ByRule, r.Pages)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st ioStats
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Deposits != int64(r.Pages.Expected) || st.DepositBytes <= 0 || st.StoreBytes <= 0 || st.WriteBytes <= 0 {
+		t.Errorf("%+v; want %d deposits, their bytes, the store's size and the bytes written", st, r.Pages.Expected)
 	}
 }

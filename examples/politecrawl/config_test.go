@@ -109,7 +109,8 @@ var requirementCode = regexp.MustCompile(`\((S|D|V|P|R)[0-9]+[a-z]?(, ?(S|D|V|P|
 // the refusal does not repeat it (V2, V9b).
 func TestConfig_V9b_InlineCredentialRefused(t *testing.T) {
 	t.Parallel()
-	cms := strings.Replace(minimalConfig, "    full_text: true\n", `    full_text: true
+	// Under the vault policy: the strict news crawler sends no credential.
+	cms := strings.Replace(strings.Replace(minimalConfig, "preset: strict-news", "preset: vault", 1), "    full_text: true\n", `    full_text: true
     read:
       method: cms-api
       url: https://news-1.example/api/{id}

@@ -90,7 +90,7 @@ func warcDeposit(d *crawl.Deposit) warc.Deposit {
 	if d.MediaType != "" {
 		h.Set("Content-Type", d.MediaType)
 	}
-	return warc.Deposit{Proof: d.Proof, Envelope: d.Envelope, ResponseHeader: h, Status: http.StatusOK}
+	return warc.Deposit{Proof: d.Proof, Envelope: d.Envelope, RequestHeader: d.Sent, ResponseHeader: h, Status: http.StatusOK}
 }
 
 // warcOutput appends every new full deposit to a .warc.gz file as it is

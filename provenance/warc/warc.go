@@ -118,143 +118,146 @@ func (ww *Writer) Write(d Deposit) error {
 	if err != nil {
 		return err
 	}
-	id := func(kind string) string {
-		return uuid.NewSHA1(recordNamespace, append([]byte(kind+"\n"), proofJSON...)).URN()
-	}
-	p := d.Proof
-	date := p.ReadAt.UTC()
-	var recs []gowarc.WarcRecord
-	defer func() {
-		for _, r := range recs {
-			r.Close()
-		}
-	}()
-	build := func(t gowarc.RecordType, fields [][2]string, block []byte, payload []byte) error {
-		rb := newRecordBuilder(t)
-		for _, f := range fields {
-			if f[1] != "" {
-				rb.AddWarcHeader(f[0], f[1])
-			}
-		}
-		rb.AddWarcHeader(gowarc.ContentLength, strconv.Itoa(len(block)))
-		rb.AddWarcHeader(gowarc.WarcBlockDigest, provenance.DigestOf(block))
-		if payload != nil {
-			rb.AddWarcHeader(gowarc.WarcPayloadDigest, provenance.DigestOf(payload))
-		}
-		if _, err := rb.Write(block); err != nil {
-			rb.Close()
-			return err
-		}
-		r, _, err := rb.Build()
-		if err != nil {
-			return fmt.Errorf("%w: building %s record: %v", ErrInvalid, t, err)
-		}
-		// gowarc writes names it does not know in Go's canonical case
-		// (Warc-Protocol); names are case-insensitive, but spell them as
-		// the proposal does.
-		for _, f := range *r.WarcHeader() {
-			switch {
-			case strings.EqualFold(f.Name, fieldProtocol):
-				f.Name = fieldProtocol
-			case strings.EqualFold(f.Name, fieldCipherSuite):
-				f.Name = fieldCipherSuite
-			}
-		}
-		recs = append(recs, r)
-		return nil
-	}
-
+	rs := &records{proofJSON: proofJSON, date: d.Proof.ReadAt.UTC().Format(provenance.TimeFormat)}
+	defer rs.close()
 	if !ww.wroteInfo {
-		info := "software: " + warcSoftware + "\r\n" +
-			"format: WARC File Format 1.1\r\n" +
-			"description: deposits with proofs of fetch (" + provenance.Schema + ")\r\n"
-		if err := build(gowarc.Warcinfo, [][2]string{
-			{gowarc.WarcRecordID, "<" + id("warcinfo") + ">"},
-			{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
-			{gowarc.ContentType, gowarc.ApplicationWarcFields},
-		}, []byte(info), nil); err != nil {
+		if err := rs.warcinfo(); err != nil {
 			return err
 		}
 	}
-
-	var protocols []string
-	last := provenance.Hop{}
-	if len(p.Hops) > 0 {
-		last = p.Hops[len(p.Hops)-1]
+	if err := rs.exchange(d); err != nil {
+		return err
 	}
-	mainID := "<" + id("response") + ">"
-	if d.Status != 0 {
-		protocols = append(protocols, warcProto(d.Proto))
-	}
-	if v := tlsProto(last.TLSVersion); v != "" {
-		protocols = append(protocols, v)
-	}
-	common := func(fields ...[2]string) [][2]string {
-		out := append([][2]string{}, fields...)
-		for _, pr := range protocols {
-			out = append(out, [2]string{fieldProtocol, pr})
-		}
-		out = append(out, [2]string{fieldCipherSuite, last.CipherSuite})
-		return out
-	}
-	if d.Status != 0 {
-		req, err := requestBlock(p.FinalURL, d.RequestHeader)
-		if err != nil {
-			return err
-		}
-		if err := build(gowarc.Request, common(
-			[2]string{gowarc.WarcRecordID, "<" + id("request") + ">"},
-			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
-			[2]string{gowarc.WarcTargetURI, p.FinalURL},
-			[2]string{gowarc.WarcConcurrentTo, mainID},
-			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
-			[2]string{gowarc.ContentType, httpReqType},
-		), req, nil); err != nil {
-			return err
-		}
-		resp := responseBlock(d.Status, d.ResponseHeader, d.Envelope)
-		if err := build(gowarc.Response, common(
-			[2]string{gowarc.WarcRecordID, mainID},
-			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
-			[2]string{gowarc.WarcTargetURI, p.FinalURL},
-			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
-			[2]string{gowarc.ContentType, httpRespType},
-		), resp, d.Envelope); err != nil {
-			return err
-		}
-	} else {
-		ct := d.ResponseHeader.Get("Content-Type")
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		if err := build(gowarc.Resource, common(
-			[2]string{gowarc.WarcRecordID, mainID},
-			[2]string{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
-			[2]string{gowarc.WarcTargetURI, p.FinalURL},
-			[2]string{gowarc.WarcIPAddress, last.ConnectedIP},
-			[2]string{gowarc.ContentType, ct},
-		), d.Envelope, d.Envelope); err != nil {
-			return err
-		}
-	}
-	if err := build(gowarc.Metadata, [][2]string{
-		{gowarc.WarcRecordID, "<" + id("metadata") + ">"},
-		{gowarc.WarcDate, date.Format(provenance.TimeFormat)},
-		{gowarc.WarcTargetURI, p.FinalURL},
-		{gowarc.WarcRefersTo, mainID},
+	if err := rs.build(gowarc.Metadata, [][2]string{
+		{gowarc.WarcRecordID, rs.id("metadata")},
+		{gowarc.WarcDate, rs.date},
+		{gowarc.WarcTargetURI, d.Proof.FinalURL},
+		{gowarc.WarcRefersTo, rs.id("response")},
 		{gowarc.ContentType, jsonType},
 	}, proofJSON, nil); err != nil {
 		return err
 	}
-
 	m := gowarc.NewMarshaler()
-	for _, r := range recs {
+	for _, r := range rs.recs {
 		if err := ww.marshal(m, r); err != nil {
 			return err
 		}
 	}
 	ww.wroteInfo = true
 	return nil
+}
+
+// records are the records of one deposit, built in the order they are
+// written.
+type records struct {
+	proofJSON []byte // the proof's JSON: the metadata record's block, and what record IDs derive from
+	date      string // WARC-Date of every record: the read's instant
+	recs      []gowarc.WarcRecord
+}
+
+// id is the record ID, in angle brackets, of the deposit's record of kind
+// ("request", "response", …): a function of the proof, so reproducible.
+func (rs *records) id(kind string) string {
+	return "<" + uuid.NewSHA1(recordNamespace, append([]byte(kind+"\n"), rs.proofJSON...)).URN() + ">"
+}
+
+// close releases every record built.
+func (rs *records) close() {
+	for _, r := range rs.recs {
+		r.Close()
+	}
+}
+
+// build appends a record of type t with the fields that are set, block,
+// and the payload digest of payload when it is not nil.
+func (rs *records) build(t gowarc.RecordType, fields [][2]string, block []byte, payload []byte) error {
+	rb := newRecordBuilder(t)
+	for _, f := range fields {
+		if f[1] != "" {
+			rb.AddWarcHeader(f[0], f[1])
+		}
+	}
+	rb.AddWarcHeader(gowarc.ContentLength, strconv.Itoa(len(block)))
+	rb.AddWarcHeader(gowarc.WarcBlockDigest, provenance.DigestOf(block))
+	if payload != nil {
+		rb.AddWarcHeader(gowarc.WarcPayloadDigest, provenance.DigestOf(payload))
+	}
+	if _, err := rb.Write(block); err != nil {
+		rb.Close()
+		return err
+	}
+	r, _, err := rb.Build()
+	if err != nil {
+		return fmt.Errorf("%w: building %s record: %v", ErrInvalid, t, err)
+	}
+	// gowarc writes names it does not know in Go's canonical case
+	// (Warc-Protocol); names are case-insensitive, but spell them as
+	// the proposal does.
+	for _, f := range *r.WarcHeader() {
+		switch {
+		case strings.EqualFold(f.Name, fieldProtocol):
+			f.Name = fieldProtocol
+		case strings.EqualFold(f.Name, fieldCipherSuite):
+			f.Name = fieldCipherSuite
+		}
+	}
+	rs.recs = append(rs.recs, r)
+	return nil
+}
+
+// warcinfo appends the file's warcinfo record.
+func (rs *records) warcinfo() error {
+	info := "software: " + warcSoftware + "\r\n" +
+		"format: WARC File Format 1.1\r\n" +
+		"description: deposits with proofs of fetch (" + provenance.Schema + ")\r\n"
+	return rs.build(gowarc.Warcinfo, [][2]string{
+		{gowarc.WarcRecordID, rs.id("warcinfo")},
+		{gowarc.WarcDate, rs.date},
+		{gowarc.ContentType, gowarc.ApplicationWarcFields},
+	}, []byte(info), nil)
+}
+
+// exchange appends what was read: the request and the response records of
+// an HTTP exchange, or a resource record when the deposit has no status.
+// Each carries the final hop's protocols, cipher suite and address.
+func (rs *records) exchange(d Deposit) error {
+	p := d.Proof
+	last := provenance.Hop{}
+	if len(p.Hops) > 0 {
+		last = p.Hops[len(p.Hops)-1]
+	}
+	var protocols []string
+	if d.Status != 0 {
+		protocols = append(protocols, warcProto(d.Proto))
+	}
+	if v := tlsProto(last.TLSVersion); v != "" {
+		protocols = append(protocols, v)
+	}
+	fields := func(id, contentType string, extra ...[2]string) [][2]string {
+		out := [][2]string{{gowarc.WarcRecordID, id}, {gowarc.WarcDate, rs.date}, {gowarc.WarcTargetURI, p.FinalURL}}
+		out = append(out, extra...)
+		out = append(out, [2]string{gowarc.WarcIPAddress, last.ConnectedIP}, [2]string{gowarc.ContentType, contentType})
+		for _, pr := range protocols {
+			out = append(out, [2]string{fieldProtocol, pr})
+		}
+		return append(out, [2]string{fieldCipherSuite, last.CipherSuite})
+	}
+	mainID := rs.id("response")
+	if d.Status == 0 {
+		ct := d.ResponseHeader.Get("Content-Type")
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		return rs.build(gowarc.Resource, fields(mainID, ct), d.Envelope, d.Envelope)
+	}
+	req, err := requestBlock(p.FinalURL, d.RequestHeader)
+	if err != nil {
+		return err
+	}
+	if err := rs.build(gowarc.Request, fields(rs.id("request"), httpReqType, [2]string{gowarc.WarcConcurrentTo, mainID}), req, nil); err != nil {
+		return err
+	}
+	return rs.build(gowarc.Response, fields(mainID, httpRespType), responseBlock(d.Status, d.ResponseHeader, d.Envelope), d.Envelope)
 }
 
 func (ww *Writer) marshal(m gowarc.Marshaler, r gowarc.WarcRecord) error {

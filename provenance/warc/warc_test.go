@@ -200,3 +200,37 @@ func TestWARC_Tampered(t *testing.T) {
 		t.Fatalf("reading a tampered WARC: %v, want ErrInvalid", err)
 	}
 }
+
+// The request record carries the header as it was sent (fetch.Result.Sent,
+// through the deposit's RequestHeader): every field after the request line
+// and one Host, the final URL's; a credential's value as the chain redacted
+// it.
+func TestWARC_RequestRecordCarriesTheHeaderSent(t *testing.T) {
+	t.Parallel()
+	deps, _ := fixtureDeposits(testpki.New())
+	d := deps[0]
+	d.RequestHeader = http.Header{
+		"Host": {"news.example"}, "User-Agent": {"politefetch-test/1 (+https://politefetch.example/bot)"},
+		"Accept": {"text/html"}, "Accept-Encoding": {"identity"}, "X-Api-Key": {"[redacted]"},
+	}
+	var buf bytes.Buffer
+	if err := warc.Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	s := buf.String()
+	i := strings.Index(s, "GET /article HTTP/1.1\r\n")
+	if i < 0 {
+		t.Fatalf("no request line in:\n%s", s)
+	}
+	block := s[i:]
+	block = block[:strings.Index(block, "\r\n\r\n")+2]
+	for _, line := range []string{"Host: news.example\r\n", "User-Agent: politefetch-test/1 (+https://politefetch.example/bot)\r\n",
+		"Accept: text/html\r\n", "Accept-Encoding: identity\r\n", "X-Api-Key: [redacted]\r\n"} {
+		if strings.Count(block, line) != 1 {
+			t.Errorf("request record %q: want %q once", block, line)
+		}
+	}
+	if n := strings.Count(block, "\r\n"); n != 6 {
+		t.Errorf("request record %q: %d lines, want the request line and five fields", block, n)
+	}
+}

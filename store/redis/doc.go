@@ -41,8 +41,9 @@
 // Workers divide the work through the crawl state: any worker may run any
 // due source whose pass lease is free; a worker that dies loses its leases
 // when they expire, and another takes its sources over. Hosts are shared
-// the same way, through the schedule's leases. SCALING.md in this
-// directory says when one Redis stops being enough, and what then.
+// the same way, through the schedule's leases. The repository's SCALING.md
+// says what a request and a host cost, how a cluster fails over, when one
+// Redis stops being enough, and what then.
 //
 // # Time
 //

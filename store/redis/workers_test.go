@@ -483,9 +483,23 @@ func (r *crawlRun) explain(v politetest.Violation) {
 // tracesOf returns, one a line, what the workers traced for host (the
 // events naming path, or none of the host's URLs).
 func (r *crawlRun) tracesOf(host, path string) string {
+	var b strings.Builder
+	// The source's references in Redis that name the path.
+	rc := r.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	refs, err := rc.HGetAll(ctx, r.cfg.Prefix+"refs:{"+host+"}").Result()
+	cancel()
+	rc.Close()
+	for k, v := range refs {
+		if strings.Contains(k+v, path) {
+			fmt.Fprintf(&b, "\n  ref %s: %s", k, v)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\n  refs: %v", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var b strings.Builder
 	for _, q := range r.web.Requests() {
 		if q.Host == host && strings.HasPrefix(q.Path, "/feed") {
 			fmt.Fprintf(&b, "\n  %s %s answered %d (If-None-Match %q)", q.Arrived.Format("15:04:05.000"), q.Path, q.Status, q.Header.Get("If-None-Match"))
