@@ -271,16 +271,23 @@ func (c *Config) check() error {
 		return c.errAt("policy", "%v", err)
 	}
 	cs := c.Crawl
-	switch {
-	case cs.BacklogInterval != 0 && time.Duration(cs.BacklogInterval) < time.Hour:
-		return c.errAt("crawl.backlog_interval", "%v is shorter than 1h", time.Duration(cs.BacklogInterval))
-	case cs.RefreshGuard != 0 && time.Duration(cs.RefreshGuard) < time.Minute:
-		return c.errAt("crawl.refresh_guard", "%v is shorter than 1m", time.Duration(cs.RefreshGuard))
-	case cs.MaxReads < 0 || cs.MaxReads > crawl.DefaultMaxReads:
-		return c.errAt("crawl.max_reads", "%d: 1 to %d reads of an article per pass", cs.MaxReads, crawl.DefaultMaxReads)
-	case cs.MaxFailures < 0 || cs.MaxFailures > crawl.DefaultMaxFailures:
-		return c.errAt("crawl.max_failures", "%d: 1 to %d consecutive failures", cs.MaxFailures, crawl.DefaultMaxFailures)
-	case cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip":
+	// The crawler judges its own limits (crawl.Crawler.CheckLimits): the
+	// CLI only places the refusal at its key.
+	lim := crawl.Crawler{BacklogInterval: time.Duration(cs.BacklogInterval), RefreshGuard: time.Duration(cs.RefreshGuard),
+		MaxReads: cs.MaxReads, MaxFailures: cs.MaxFailures}
+	if err := lim.CheckLimits(); err != nil {
+		var le *crawl.LimitError
+		if !errors.As(err, &le) {
+			return c.errAt("crawl", "%v", err)
+		}
+		key := map[string]string{"BacklogInterval": "crawl.backlog_interval", "RefreshGuard": "crawl.refresh_guard",
+			"MaxReads": "crawl.max_reads", "MaxFailures": "crawl.max_failures"}[le.Field]
+		if key == "" {
+			key = "crawl"
+		}
+		return &ConfigError{File: c.path, Line: lineOf(c.root, key), Key: key, Reason: le.Reason, Err: err}
+	}
+	if cs.ShareImages != "" && cs.ShareImages != "check" && cs.ShareImages != "skip" {
 		return c.errAt("crawl.share_images", "%q: check or skip", cs.ShareImages)
 	}
 	if err := c.checkStore(); err != nil {

@@ -81,7 +81,7 @@ func TestConfig_ErrorsNameFileLineKey(t *testing.T) {
 		{"other preset", "    active: true\n", "    active: true\n    policy: {preset: vault}\n", `c.yaml:16: sources[0].policy.preset: "vault" differs`},
 		{"alias", "  name: TestBot", "  name: &n TestBot", "anchors and aliases are not supported"},
 		{"twice", "    active: true\n", "    active: true\n    active: false\n", "c.yaml:16: sources[0].active: given twice"},
-		{"max reads", "policy:\n", "crawl:\n  max_reads: 5\npolicy:\n", "c.yaml:7: crawl.max_reads: 5: 1 to 3"},
+		{"max reads", "policy:\n", "crawl:\n  max_reads: 5\npolicy:\n", "c.yaml:7: crawl.max_reads: 5: from 1 to 3 reads of an article per pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Replace(minimalConfig, tc.old, tc.new, 1)

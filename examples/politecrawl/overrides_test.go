@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
 )
 
@@ -57,5 +58,19 @@ func TestOverrides_LessPoliteRefusedAtCheckAndCrawl(t *testing.T) {
 				t.Errorf("crawl created its store before refusing the config")
 			}
 		})
+	}
+}
+
+// The crawl's limits are the crawler's to judge (crawl.Crawler.CheckLimits):
+// each out of bounds is refused at its key with crawl's reason, and the
+// refusal matches crawl.ErrInvalidLimit.
+func TestConfig_CrawlLimitsJudgedByTheCrawler(t *testing.T) {
+	t.Parallel()
+	for key, v := range map[string]string{"backlog_interval": "30m", "refresh_guard": "30s", "max_reads": "4", "max_failures": "11"} {
+		text := strings.Replace(minimalConfig, "policy:\n", "crawl:\n  "+key+": "+v+"\npolicy:\n", 1)
+		_, err := ParseConfig("c.yaml", []byte(text))
+		if !errors.Is(err, crawl.ErrInvalidLimit) || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "c.yaml:7: crawl."+key+": ") {
+			t.Errorf("crawl.%s: %s: %v, want a configuration error at its line matching crawl.ErrInvalidLimit", key, v, err)
+		}
 	}
 }
