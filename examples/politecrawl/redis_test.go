@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/politefetch/politefetch/robots"
 	"net"
 	"os"
 	"os/exec"
@@ -458,5 +459,26 @@ func TestCrawl_RedisDownMidCrawlFailsClosed(t *testing.T) {
 	}
 	if rep := sw.web.Audit(auditPolicy("strict-news")); !rep.OK() {
 		t.Errorf("auditor:\n%s", rep)
+	}
+}
+
+// The CLI's counting of robots.txt fetches keeps what the Redis state's
+// robots store holds for a fetch: its ReleaseFetch, which ends the fetch
+// lease as soon as the record is written, so the other workers waiting for
+// that host's robots.txt read it at once instead of waiting out the lease.
+func TestStores_RobotsCountingKeepsTheFetchRelease(t *testing.T) {
+	t.Parallel()
+	srv := startRedis(t)
+	cfg, err := LoadConfig(redisConfig(t, 1, false, "    addr: "+srv.addr+"\n    timeout: 2s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := openStores(context.Background(), cfg, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.Fetch().Robots.(robots.FetchReleaser); !ok {
+		t.Errorf("the Redis state's robots store, counted, is a %T: its ReleaseFetch is lost", s.Fetch().Robots)
 	}
 }

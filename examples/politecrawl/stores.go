@@ -113,6 +113,32 @@ func (c countingRobots) Put(ctx context.Context, host string, r robots.Record) e
 	return c.Store.Put(ctx, host, r)
 }
 
+// countingReleaser is a countingRobots over a store that holds something
+// for a robots.txt fetch (store/redis's fetch lease): the wrapper keeps
+// its ReleaseFetch, or the other workers would wait out the lease.
+type countingReleaser struct {
+	countingRobots
+	robots.FetchReleaser
+}
+
+func (c countingReleaser) Get(ctx context.Context, host string) (robots.Record, bool, error) {
+	return c.countingRobots.Get(ctx, host)
+}
+
+func (c countingReleaser) Put(ctx context.Context, host string, r robots.Record) error {
+	return c.countingRobots.Put(ctx, host, r)
+}
+
+// countRobots wraps s so that every record put adds one to n, keeping
+// s's robots.FetchReleaser when it is one.
+func countRobots(s robots.Store, n *atomic.Int64) robots.Store {
+	c := countingRobots{s, n}
+	if fr, ok := s.(robots.FetchReleaser); ok {
+		return countingReleaser{c, fr}
+	}
+	return c
+}
+
 // openStores opens the SQLite file at path and the state's backend the
 // configuration names, if any.
 func openStores(ctx context.Context, cfg *Config, path string) (*stores, error) {
@@ -149,7 +175,12 @@ func openStoresMode(ctx context.Context, cfg *Config, path string, readOnly bool
 		s.state = db
 	}
 	s.fetch, s.crawl = s.state.Stores()
-	s.fetch.Robots = countingRobots{s.fetch.Robots, &s.robotsFetches}
+	s.fetch.Robots = countRobots(s.fetch.Robots, &s.robotsFetches)
+	if t, ok := s.crawl.State.(crawl.Tallier); ok {
+		// Each robots.txt fetch a source's read asked for, in that
+		// source's counters (report's robots.txt column).
+		s.fetch.Robots = crawl.CountRobots(s.fetch.Robots, t)
+	}
 	if s.crawl.Deposits == nil {
 		_, fileSide := db.Stores()
 		s.crawl.Deposits = fileSide.Deposits
