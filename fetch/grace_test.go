@@ -192,6 +192,7 @@ func TestPacer_P1_AnswerGraceBounded(t *testing.T) {
 		tr := web.Transport()
 		hc := &http.Client{Transport: &pacer{Interval: time.Millisecond, Next: tr, AnswerGrace: grace}}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		deadline, _ := ctx.Deadline()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL("/hang"), nil)
 		_, err := hc.Do(req)
 		cancel()
@@ -211,9 +212,13 @@ func TestPacer_P1_AnswerGraceBounded(t *testing.T) {
 				next = q
 			}
 		}
-		held := next.Start.Sub(hang.Start)
-		if grace > 0 && held < 100*time.Millisecond+grace {
-			t.Errorf("grace %v: the next request went out %v after the hanging one, before its grace ran out", grace, held)
+		// The grace starts when the caller gives up, at its deadline; the
+		// hanging request reached the server later than the context was
+		// made (dial, TLS), so the server's stamps are measured against the
+		// deadline itself, not against the hanging request's arrival.
+		if grace > 0 && next.Start.Before(deadline.Add(grace)) {
+			t.Errorf("grace %v: the next request went out %v after the caller's deadline, before its grace ran out",
+				grace, next.Start.Sub(deadline))
 		}
 		if hang.Finished.After(next.Start) {
 			t.Errorf("grace %v: two requests in flight at once", grace)
