@@ -121,14 +121,6 @@ type countingReleaser struct {
 	robots.FetchReleaser
 }
 
-func (c countingReleaser) Get(ctx context.Context, host string) (robots.Record, bool, error) {
-	return c.countingRobots.Get(ctx, host)
-}
-
-func (c countingReleaser) Put(ctx context.Context, host string, r robots.Record) error {
-	return c.countingRobots.Put(ctx, host, r)
-}
-
 // countRobots wraps s so that every record put adds one to n, keeping
 // s's robots.FetchReleaser when it is one.
 func countRobots(s robots.Store, n *atomic.Int64) robots.Store {
