@@ -220,7 +220,10 @@ func TestPacer_P1_AnswerGraceBounded(t *testing.T) {
 			t.Errorf("grace %v: the next request went out %v after the caller's deadline, before its grace ran out",
 				grace, next.Start.Sub(deadline))
 		}
-		if hang.Finished.After(next.Start) {
+		// Without a grace the next request may go while the server has yet
+		// to notice the first one's hang-up, so only a grace promises one at
+		// a time.
+		if grace > 0 && hang.Finished.After(next.Start) {
 			t.Errorf("grace %v: two requests in flight at once", grace)
 		}
 	}
