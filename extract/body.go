@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -107,7 +108,9 @@ func proseLen(blocks []Block) int {
 // tags still are). It also reports whether an element with content was left
 // out for its name alone.
 func detect(body *html.Node, plain bool) ([]Block, bool) {
-	d := &detector{index: make(map[*html.Node]int32, 1024), plain: plain}
+	d := detectors.Get().(*detector)
+	defer d.release()
+	d.plain = plain
 	d.measure(body, 0)
 	d.markSkipped()
 	roots := d.choose(body)
@@ -239,6 +242,29 @@ type detector struct {
 	path  []int32 // the ancestors of the element being measured
 	plain bool    // class and id names are not read
 	named bool    // an element with content was left out for its name alone
+}
+
+// detectors keeps detectors between pages: a detector's index and nodes are
+// its largest allocations, sized by the page, and most pages are alike.
+var detectors = sync.Pool{New: func() any {
+	return &detector{index: make(map[*html.Node]int32, 1024)}
+}}
+
+// maxPooledNodes bounds what a pooled detector keeps: one huge page's
+// buffers are dropped rather than held for the pages after it.
+const maxPooledNodes = 1 << 14
+
+// release empties d, dropping its references to the page, and returns it
+// to the pool unless it grew past maxPooledNodes.
+func (d *detector) release() {
+	if cap(d.nodes) > maxPooledNodes {
+		return
+	}
+	clear(d.index)
+	clear(d.nodes)
+	d.nodes, d.path = d.nodes[:0], d.path[:0]
+	d.plain, d.named = false, false
+	detectors.Put(d)
 }
 
 func (d *detector) get(n *html.Node) *stats {

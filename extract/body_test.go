@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -137,5 +138,47 @@ func TestBody_NoBody(t *testing.T) {
 		if len(a.Blocks) != 0 {
 			t.Errorf("%q: blocks %+v", page, a.Blocks)
 		}
+	}
+}
+
+// TestBody_PooledDetectorsShareNothing reads the golden pages from several
+// goroutines at once, each page many times in turn with the others: the
+// detectors kept between pages must give each page the body it gets alone.
+func TestBody_PooledDetectorsShareNothing(t *testing.T) {
+	pages, err := filepath.Glob("testdata/body/*.html")
+	if err != nil || len(pages) < 2 {
+		t.Fatalf("golden pages: %v, %v", pages, err)
+	}
+	alone := map[string]string{}
+	raw := map[string][]byte{}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := HTML(b, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[p], alone[p] = b, a.Text()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(pages)*4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 5 * len(pages) {
+				p := pages[(g+i)%len(pages)]
+				a, err := HTML(raw[p], nil, nil)
+				if err != nil || a.Text() != alone[p] {
+					errs <- p
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for p := range errs {
+		t.Errorf("%s: the body read beside other pages differs from the body read alone", p)
 	}
 }
