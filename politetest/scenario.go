@@ -52,8 +52,11 @@ type Scenario struct {
 type RobotsMix struct {
 	// Disallow: "Disallow: /private/" and "Disallow: /search" for everyone.
 	Disallow float64
-	// CrawlDelay: "Crawl-delay: 1" for everyone.
+	// CrawlDelay: "Crawl-delay: N" for everyone, N being CrawlDelaySeconds.
 	CrawlDelay float64
+	// CrawlDelaySeconds is the Crawl-delay those sites ask for, in whole
+	// seconds. 0: 1.
+	CrawlDelaySeconds int
 	// Missing: robots.txt answers 404 (everything allowed).
 	Missing float64
 	// Redirect: robots.txt is reached through two redirects.
@@ -212,6 +215,8 @@ func (sc Scenario) Validate() error {
 		return bad("RudeShare", "is %v: a share is between 0 and 1", sc.RudeShare)
 	case !share(m.Disallow):
 		return bad("RobotsMix.Disallow", "is %v: a share is between 0 and 1", m.Disallow)
+	case m.CrawlDelaySeconds < 0 || m.CrawlDelaySeconds > 60:
+		return bad("RobotsMix.CrawlDelaySeconds", "is %d: a Crawl-delay is 1 to 60 seconds (0 means 1)", m.CrawlDelaySeconds)
 	case !share(m.CrawlDelay):
 		return bad("RobotsMix.CrawlDelay", "is %v: a share is between 0 and 1", m.CrawlDelay)
 	case !share(m.Missing):
@@ -315,9 +320,10 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 				si.Robots = "disallow"
 				si.Disallowed = []string{"/private/", "/search"}
 			case x < m.Disallow+m.CrawlDelay:
-				robots.Body = "User-agent: *\nCrawl-delay: 1\nAllow: /\n" + sitemap
+				secs := max(m.CrawlDelaySeconds, 1)
+				robots.Body = fmt.Sprintf("User-agent: *\nCrawl-delay: %d\nAllow: /\n", secs) + sitemap
 				si.Robots = "crawl-delay"
-				si.CrawlDelay = time.Second
+				si.CrawlDelay = time.Duration(secs) * time.Second
 			case x < m.Disallow+m.CrawlDelay+m.Missing:
 				robots = Robots{Status: 404, Body: "Not Found\n"}
 				si.Robots = "missing"

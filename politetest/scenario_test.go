@@ -3,6 +3,7 @@ package politetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -215,6 +216,8 @@ func TestScenario_ImpossibleValuesRefused(t *testing.T) {
 		{"RudeShare", func(s *Scenario) { s.RudeShare = 1.5 }},
 		{"RudeShare", func(s *Scenario) { s.RudeShare = math.NaN() }},
 		{"RobotsMix.Missing", func(s *Scenario) { s.RobotsMix.Missing = 2 }},
+		{"RobotsMix.CrawlDelaySeconds", func(s *Scenario) { s.RobotsMix.CrawlDelaySeconds = -1 }},
+		{"RobotsMix.CrawlDelaySeconds", func(s *Scenario) { s.RobotsMix.CrawlDelaySeconds = 61 }},
 		{"RobotsMix", func(s *Scenario) { s.RobotsMix = RobotsMix{Disallow: 0.6, CrawlDelay: 0.6} }},
 		{"Domain", func(s *Scenario) { s.Domain = "exa mple" }},
 		{"Domain", func(s *Scenario) { s.Domain = "a/b" }},
@@ -233,6 +236,24 @@ func TestScenario_ImpossibleValuesRefused(t *testing.T) {
 	for _, sc := range []Scenario{ok, {Hosts: 1}, {Hosts: 3, RudeShare: 1, RobotsMix: RobotsMix{Disallow: 0.5, Missing: 0.5}, Domain: "test.example."}} {
 		if err := sc.Validate(); err != nil {
 			t.Errorf("%+v: Validate() = %v, want nil", sc, err)
+		}
+	}
+}
+
+// TestScenario_CrawlDelaySeconds: the sites asking for a Crawl-delay ask for
+// the seconds given (an outside benchmark's webs ask for 2), 1 by default.
+func TestScenario_CrawlDelaySeconds(t *testing.T) {
+	t.Parallel()
+	for _, secs := range []int{0, 2} {
+		_, info := NewScenarioWeb(t, Scenario{Hosts: 6, ArticlesPerHost: 1, Seed: 3,
+			RobotsMix: RobotsMix{CrawlDelay: 1, CrawlDelaySeconds: secs}})
+		want := time.Duration(max(secs, 1)) * time.Second
+		for _, s := range info.Sites {
+			line := fmt.Sprintf("Crawl-delay: %d\n", max(secs, 1))
+			if s.Robots != "crawl-delay" || s.CrawlDelay != want || !strings.Contains(s.RobotsBody, line) {
+				t.Errorf("CrawlDelaySeconds %d: %s has robots %q, delay %v, body %q; want %q and %v",
+					secs, s.Name, s.Robots, s.CrawlDelay, s.RobotsBody, line, want)
+			}
 		}
 	}
 }
