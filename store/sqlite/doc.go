@@ -38,7 +38,9 @@
 // must see at once. The one exception is a request's start under a sole
 // in-flight slot, written with the slot's release: until then the slot
 // keeps every other claim out, and a process killed before it leaves the
-// slot to expire a Gap after that start at least ([Schedule]). The WAL is synced to disk at each checkpoint, not at
+// slot to expire a Gap after that start at least, or to be taken over by
+// a process of the same machine, which counts that start as at the
+// takeover ([Schedule]). The WAL is synced to disk at each checkpoint, not at
 // each commit (synchronous=NORMAL), so no write waits for the disk:
 //
 //   - State (ledger, validators, schedule, robots, crawl state) and
@@ -136,6 +138,7 @@
 //	host, owner    TEXT              the host key and the lease's owner token (the primary key)
 //	expires_ns     INTEGER           when the lease ends unless renewed or released
 //	start_pending  INTEGER           1: its request's start is written at the release, so may be as late as now
+//	proc           TEXT              the process that took it (boot id, pid namespace, pid, start time), '' when unknown
 //
 // robots, one row per host whose robots.txt was read:
 //

@@ -190,11 +190,16 @@ CREATE TRIGGER crawl_tally_deposit_failure AFTER UPDATE OF failures ON crawl_sou
 	ON CONFLICT (source) DO UPDATE SET deposit_failures = deposit_failures + excluded.deposit_failures;
 END;
 `,
+	// 8: the process that took each schedule lease, so that a lease whose
+	// process has ended is taken over at once by another on the machine.
+	`
+ALTER TABLE schedule_lease ADD COLUMN proc TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

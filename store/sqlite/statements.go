@@ -15,7 +15,7 @@ type statements struct {
 	schedSet, schedGet, schedStarted, schedSweep                  *sql.Stmt
 	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
-	leaseSweep                                                    *sql.Stmt
+	leaseSweep, leaseProcs, leaseDropProc, schedRaise             *sql.Stmt
 
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
@@ -53,7 +53,10 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
 		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
 		{&s.leaseCount, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0) FROM schedule_lease WHERE host = ?1`},
-		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending`},
+		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending, proc) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending, proc = excluded.proc`},
+		{&s.leaseProcs, true, `SELECT DISTINCT proc FROM schedule_lease WHERE host = ?1 AND proc != '' AND proc != ?2`},
+		{&s.leaseDropProc, true, `DELETE FROM schedule_lease WHERE host = ?1 AND proc = ?2`},
+		{&s.schedRaise, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = max(last_start_ns, excluded.last_start_ns)`},
 		{&s.leaseRenew, true, `UPDATE schedule_lease SET expires_ns = ?4 WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 		{&s.leaseDelete, true, `DELETE FROM schedule_lease WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 
