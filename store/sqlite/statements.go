@@ -25,6 +25,7 @@ type statements struct {
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
+	chainID, chainPut, chainGet, chainDropOrphans                         *sql.Stmt
 }
 
 const refCols = `key, url, feed_id, list_id, published_ns, excerpt, first_seen_ns, outcome, note, settled_ns`
@@ -100,9 +101,13 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
 		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},
 		{&s.envID, true, `SELECT id FROM envelope WHERE digest = ?1`},
-		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (source, digest) DO NOTHING`},
-		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
-		{&s.depWithdraw, true, `DELETE FROM deposit WHERE source = ?1 RETURNING envelope_id`},
+		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image, chains) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (source, digest) DO NOTHING`},
+		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image, d.chains FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
+		{&s.depWithdraw, true, `DELETE FROM deposit WHERE source = ?1 RETURNING envelope_id, chains`},
+		{&s.chainID, true, `SELECT id FROM cert_chain WHERE digest = ?1`},
+		{&s.chainPut, true, `INSERT INTO cert_chain (digest, chain) VALUES (?1, ?2) RETURNING id`},
+		{&s.chainGet, false, `SELECT chain FROM cert_chain WHERE id = ?1`},
+		{&s.chainDropOrphans, true, `DELETE FROM cert_chain WHERE id IN (SELECT value FROM json_each(?1)) AND id NOT IN (SELECT j.value FROM deposit d, json_each(d.chains) j WHERE d.chains IS NOT NULL AND j.value IS NOT NULL)`},
 		{&s.envDropOrphan, true, `DELETE FROM envelope WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM deposit WHERE envelope_id = ?1)`},
 	} {
 		on := db.r
