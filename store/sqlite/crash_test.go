@@ -77,15 +77,18 @@ func crashPolicy(t testing.TB, interval time.Duration) fetch.Policy {
 // Each restart is immediate, its crawler's clock where the killed one's
 // was, so the killed child's leases (30 s) are still unexpired: no pass of
 // the restarted child may be refused for one (its owner's process is gone,
-// and the lease is taken over at once), each restart sends its first
-// request within 5 s of its start (measured on the web's clock), and no
+// and the lease is taken over at once), and no claim of the pacing
+// schedule is told to wait for an in-flight slot (the killed child's
+// requests' leases, which outlive it by the request timeout and more, are
+// taken over at once too: a claim only ever waits its host's interval, so
+// a restart reads within moments, whatever the machine's load), and no
 // article is asked for again once its deposit was reported committed.
 func TestCrashKill9_V12(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
 	}
 	const kills = 20
-	interval := 100 * time.Millisecond
+	interval := 200 * time.Millisecond
 	web, info := politetest.NewScenarioWeb(t, politetest.Scenario{
 		Hosts: 8, ArticlesPerHost: 50, // the feeds carry the newest 50 RudeShare: 0.25, Seed: 7,
 		Latency: [2]time.Duration{time.Millisecond, 5 * time.Millisecond},
@@ -138,6 +141,9 @@ func TestCrashKill9_V12(t *testing.T) {
 		done, wasKilled, puts := r.done, r.killed, r.puts
 		if len(r.held) > 0 {
 			t.Fatalf("run %d: passes refused for a lease still held: %v (a killed run's lease is taken over at once)", run, r.held)
+		}
+		if len(r.slotWaits) > 0 {
+			t.Fatalf("run %d: claims told to wait for a host's in-flight slot, the killed run's leases waited out: %v", run, r.slotWaits)
 		}
 		if run > 1 {
 			// The previous run was killed: how long until this one read.
@@ -224,17 +230,13 @@ func TestCrashKill9_V12(t *testing.T) {
 			t.Fatalf("%s%s read again at %v, after its deposit was committed at %v", r.Host, r.Path, r.Arrived, at)
 		}
 	}
-	// Back in seconds: every restart after a kill read within 5 s of its
-	// start, measured on the web's clock.
+	// Every restart read (how soon is a matter of the machine's load: the
+	// property, no slot waited for, is checked at each run).
 	if len(restarts) < kills/2 {
 		t.Fatalf("only %d of the %d restarts read anything", len(restarts), kills)
 	}
-	slowest := slices.Max(restarts)
-	if slowest > 5*time.Second {
-		t.Fatalf("a restart after a kill took %v to send its first request, want at most 5 s (all: %v)", slowest, restarts)
-	}
-	t.Logf("restarts after a kill: first request after %v at the slowest, %v at the median, over %d restarts",
-		slowest, median(restarts), len(restarts))
+	t.Logf("restarts after a kill: first request after %v at the slowest, %v at the median, over %d restarts (the web's clock)",
+		slices.Max(restarts), median(restarts), len(restarts))
 	want := 0
 	for _, s := range info.Sites {
 		if !s.Rude {
@@ -314,6 +316,7 @@ type childRun struct {
 	puts         int
 	rounds       int       // rounds begun
 	held         []string  // passes refused for a lease held: "source: error"
+	slotWaits    []string  // schedule claims told to wait for an in-flight slot: "host wait gap"
 	started      time.Time // when it was started
 }
 
@@ -394,6 +397,8 @@ func runCrashChild(t *testing.T, cfg crashConfig, run, afterPuts int, afterTime 
 			}
 		case len(f) == 2 && f[0] == "ROUND":
 			r.rounds++
+		case len(f) == 4 && f[0] == "SLOTWAIT":
+			r.slotWaits = append(r.slotWaits, strings.Join(f[1:], " "))
 		case len(f) > 0 && f[0] == "HELD":
 			r.held = append(r.held, strings.TrimPrefix(line, "HELD "))
 		case len(f) == 1 && f[0] == "DONE":
@@ -451,7 +456,7 @@ func TestCrashChild(t *testing.T) {
 		// before a kill is read in full again after the restart.
 		fetch.WithStores(fetch.Stores{Validators: db.Validators()}),
 		fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}), fetch.WithStores(fetch.Stores{Robots: db.Robots()}),
-		fetch.WithStores(fetch.Stores{Schedule: db.Schedule()}))
+		fetch.WithStores(fetch.Stores{Schedule: reportingSchedule{db.Schedule()}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,6 +519,21 @@ func (r reportingDeposits) Put(ctx context.Context, d *crawl.Deposit) (bool, err
 		fmt.Printf("OK %s %s %v %s\n", d.Source, d.Digest, added, d.URL)
 	}
 	return added, err
+}
+
+// reportingSchedule says on stdout when a claim is told to wait longer
+// than its Gap: that wait is for an in-flight slot, a lease, since a wait
+// for the host's interval is a Gap at most. The child has one Client, whose
+// pacer claims a host only while it holds none of the host's slots itself,
+// so the lease is another process's: the killed child's.
+type reportingSchedule struct{ *Schedule }
+
+func (s reportingSchedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
+	wait, ok, err := s.Schedule.Acquire(ctx, c)
+	if err == nil && !ok && wait > c.Gap {
+		fmt.Printf("SLOTWAIT %s %v %v\n", c.Key, wait, c.Gap)
+	}
+	return wait, ok, err
 }
 
 // steppedClock is real time, offset, plus 16 minutes per step: each round

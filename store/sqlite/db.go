@@ -107,6 +107,7 @@ type DB struct {
 	wDone chan struct{}  // the write committer has ended
 
 	starts pendingStarts // the schedule's starts to be reported at release
+	proc   string        // this process's identity, written beside its schedule leases (see proc.go)
 }
 
 // Open opens the database at path, creating it if needed, and migrates its
@@ -151,7 +152,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	db := &DB{path: path, opt: opt, clk: clock.Or(opt.Clock), stop: make(chan struct{}), done: make(chan struct{}),
 		depQ: make(chan *depReq, maxDepositBatch), depDone: make(chan struct{}),
-		wq: make(chan *writeJob, maxWriteBatch), wDone: make(chan struct{})}
+		wq: make(chan *writeJob, maxWriteBatch), wDone: make(chan struct{}), proc: selfProc()}
 	busy := fmt.Sprint(opt.BusyTimeout.Milliseconds())
 	// synchronous is per connection and set on every new one: NORMAL for the
 	// state and, unless SyncDeposits, the deposits; a durable write switches

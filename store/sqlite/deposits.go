@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/politefetch/politefetch/crawl"
@@ -20,7 +23,10 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // and envelope tables: the envelope bytes as a BLOB, stored once per digest
 // however many sources deposit it, the proof of fetch and the extracted
 // article as JSON, an excerpt deposit's story as JSON, the share image's
-// check as JSON, the source and the read instant. A full deposit (one with
+// check as JSON, the source and the read instant. The proofs' certificate
+// chains, the bulk of a proof and the same for every read from one host,
+// are stored once each in the cert_chain table, and put back into each
+// proof that List reads. A full deposit (one with
 // an envelope) also settles its reference in the DB's [CrawlState], when it
 // is there and pending, as deposited, in the deposit's transaction: a
 // process killed after the deposit never leaves its reference pending, to
@@ -65,7 +71,7 @@ func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 			return false, &Error{Op: op, Key: key, Err: fmt.Errorf("%w: envelope is %s", ErrDigestMismatch, envDigest)}
 		}
 	}
-	proof, err := jsonOrNull(d.Proof, d.Proof == nil)
+	proof, chains, err := splitProof(d.Proof)
 	if err != nil {
 		return false, &Error{Op: op, Key: key, Err: err}
 	}
@@ -81,7 +87,7 @@ func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 	if err != nil {
 		return false, &Error{Op: op, Key: key, Err: err}
 	}
-	req := &depReq{d: d, envDigest: envDigest, proof: proof, article: article, excerpt: excerpt, image: image, done: make(chan struct{})}
+	req := &depReq{d: d, envDigest: envDigest, proof: proof, chains: chains, article: article, excerpt: excerpt, image: image, done: make(chan struct{})}
 	select {
 	case s.db.depQ <- req:
 	case <-s.db.stop:
@@ -104,6 +110,66 @@ func (s *Deposits) Put(ctx context.Context, d *crawl.Deposit) (bool, error) {
 	}
 }
 
+// A hopChain is one hop's certificate chain, moved out of its proof to be
+// stored once in cert_chain: its JSON (as the proof had it) and that
+// JSON's digest; both empty for a hop whose chain stays in the proof.
+type hopChain struct{ digest, json string }
+
+// splitProof is p as JSON with each hop's non-empty chain moved out (the
+// hop's chain null), and the chains moved, one per hop; chains is nil when
+// no hop has a chain, the proof then stored whole.
+func splitProof(p *provenance.Proof) (sql.NullString, []hopChain, error) {
+	if p == nil {
+		return sql.NullString{}, nil, nil
+	}
+	var chains []hopChain
+	q := *p
+	for i, h := range p.Hops {
+		if len(h.Chain) == 0 {
+			continue
+		}
+		if chains == nil {
+			chains = make([]hopChain, len(p.Hops))
+			q.Hops = slices.Clone(p.Hops)
+		}
+		b, err := json.Marshal(h.Chain)
+		if err != nil {
+			return sql.NullString{}, nil, err
+		}
+		sum := sha256.Sum256(b)
+		chains[i] = hopChain{digest: "sha256:" + hex.EncodeToString(sum[:]), json: string(b)}
+		q.Hops[i].Chain = nil
+	}
+	b, err := json.Marshal(&q)
+	return sql.NullString{String: string(b), Valid: true}, chains, err
+}
+
+// chainRefs stores r's moved chains (each once in the file, by digest) in
+// tx and returns the deposit's chains column: a JSON array with, for each
+// hop, its chain's cert_chain id or null.
+func (db *DB) chainRefs(ctx context.Context, tx *sql.Tx, r *depReq) (sql.NullString, error) {
+	if r.chains == nil {
+		return sql.NullString{}, nil
+	}
+	ids := make([]*int64, len(r.chains))
+	for i, c := range r.chains {
+		if c.digest == "" {
+			continue
+		}
+		var id int64
+		err := tx.StmtContext(ctx, db.stmts.chainID).QueryRowContext(ctx, c.digest).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.StmtContext(ctx, db.stmts.chainPut).QueryRowContext(ctx, c.digest, c.json).Scan(&id)
+		}
+		if err != nil {
+			return sql.NullString{}, err
+		}
+		ids[i] = &id
+	}
+	b, err := json.Marshal(ids)
+	return sql.NullString{String: string(b), Valid: true}, err
+}
+
 // maxDepositBatch bounds the deposits one group commit holds.
 const maxDepositBatch = 64
 
@@ -113,6 +179,7 @@ type depReq struct {
 	envDigest               string
 	proof, article, excerpt sql.NullString
 	image                   sql.NullString
+	chains                  []hopChain // per hop, nil when no chain was moved out of the proof
 	added                   bool
 	err                     error
 	done                    chan struct{}
@@ -219,8 +286,12 @@ func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, erro
 			return false, err
 		}
 	}
+	chains, err := db.chainRefs(ctx, tx, r)
+	if err != nil {
+		return false, err
+	}
 	res, err := tx.StmtContext(ctx, db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
-		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()), r.image)
+		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()), r.image, chains)
 	if err != nil {
 		return false, err
 	}
@@ -237,17 +308,25 @@ func (s *Deposits) List(ctx context.Context, source string, since time.Time) ([]
 	if err := s.db.check(op, source); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.stmts.depList.QueryContext(ctx, source, toNS(since))
+	// One read transaction: the deposits and the chains their proofs name
+	// are read from one snapshot of the file.
+	tx, err := s.db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap(op, source, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.StmtContext(ctx, s.db.stmts.depList).QueryContext(ctx, source, toNS(since))
 	if err != nil {
 		return nil, wrap(op, source, err)
 	}
 	defer rows.Close()
 	var out []*crawl.Deposit
+	chainsRead := map[int64][]string{}
 	for rows.Next() {
 		d := &crawl.Deposit{Source: source}
 		var readAt int64
-		var envDigest, proof, article, excerpt, image sql.NullString
-		if err := rows.Scan(&d.Key, &d.URL, &readAt, &d.Digest, &d.MediaType, &envDigest, &d.Envelope, &proof, &article, &excerpt, &image); err != nil {
+		var envDigest, proof, article, excerpt, image, chains sql.NullString
+		if err := rows.Scan(&d.Key, &d.URL, &readAt, &d.Digest, &d.MediaType, &envDigest, &d.Envelope, &proof, &article, &excerpt, &image, &chains); err != nil {
 			return nil, wrap(op, source, err)
 		}
 		d.ReadAt = fromNS(readAt)
@@ -273,14 +352,60 @@ func (s *Deposits) List(ctx context.Context, source string, since time.Time) ([]
 				return nil, &Error{Op: op, Key: key, Kind: ErrCorrupt, Err: err}
 			}
 		}
+		if chains.Valid {
+			if err := s.joinChains(ctx, tx, d, chains.String, chainsRead); err != nil {
+				return nil, &Error{Op: op, Key: key, Kind: ErrCorrupt, Err: err}
+			}
+		}
 		out = append(out, d)
 	}
 	return out, wrap(op, source, rows.Err())
 }
 
+// joinChains puts back into d's proof the chains its hops name (refs, the
+// deposit's chains column), each read once per List (read).
+func (s *Deposits) joinChains(ctx context.Context, tx *sql.Tx, d *crawl.Deposit, refs string, read map[int64][]string) error {
+	var ids []*int64
+	if err := json.Unmarshal([]byte(refs), &ids); err != nil {
+		return err
+	}
+	if d.Proof == nil || len(ids) != len(d.Proof.Hops) {
+		return fmt.Errorf("the proof's chains name %d hops, the proof has %d", len(ids), len(proofHops(d.Proof)))
+	}
+	for i, id := range ids {
+		if id == nil {
+			continue
+		}
+		chain, ok := read[*id]
+		if !ok {
+			var text string
+			if err := tx.StmtContext(ctx, s.db.stmts.chainGet).QueryRowContext(ctx, *id).Scan(&text); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("hop %d's certificate chain %d is not in the file", i, *id)
+				}
+				return err
+			}
+			if err := json.Unmarshal([]byte(text), &chain); err != nil {
+				return err
+			}
+			read[*id] = chain
+		}
+		d.Proof.Hops[i].Chain = slices.Clone(chain)
+	}
+	return nil
+}
+
+func proofHops(p *provenance.Proof) []provenance.Hop {
+	if p == nil {
+		return nil
+	}
+	return p.Hops
+}
+
 // Withdraw implements [crawl.Deposits], durably (synchronous=FULL), in one
-// transaction: the source's deposits go, and so do the envelopes that no
-// other source's deposit shares.
+// transaction: the source's deposits go, and so do the envelopes and the
+// certificate chains that no other source's deposit shares (finding the
+// chains no deposit names reads every deposit's chains column).
 func (s *Deposits) Withdraw(ctx context.Context, source string) (int, error) {
 	n := 0
 	err := s.db.write(ctx, "deposit withdraw", source, true, func(ctx context.Context, tx *sql.Tx) error {
@@ -290,15 +415,29 @@ func (s *Deposits) Withdraw(ctx context.Context, source string) (int, error) {
 			return err
 		}
 		var envs []int64
+		var chains []int64
 		for rows.Next() {
 			var id sql.NullInt64
-			if err := rows.Scan(&id); err != nil {
+			var refs sql.NullString
+			if err := rows.Scan(&id, &refs); err != nil {
 				rows.Close()
 				return err
 			}
 			n++
 			if id.Valid {
 				envs = append(envs, id.Int64)
+			}
+			if refs.Valid {
+				var ids []*int64
+				if err := json.Unmarshal([]byte(refs.String), &ids); err != nil {
+					rows.Close()
+					return err
+				}
+				for _, id := range ids {
+					if id != nil && !slices.Contains(chains, *id) {
+						chains = append(chains, *id)
+					}
+				}
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -310,6 +449,12 @@ func (s *Deposits) Withdraw(ctx context.Context, source string) (int, error) {
 		drop := tx.StmtContext(ctx, s.db.stmts.envDropOrphan)
 		for _, id := range envs {
 			if _, err := drop.ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		if len(chains) > 0 {
+			b, _ := json.Marshal(chains)
+			if _, err := tx.StmtContext(ctx, s.db.stmts.chainDropOrphans).ExecContext(ctx, string(b)); err != nil {
 				return err
 			}
 		}

@@ -38,7 +38,9 @@
 // must see at once. The one exception is a request's start under a sole
 // in-flight slot, written with the slot's release: until then the slot
 // keeps every other claim out, and a process killed before it leaves the
-// slot to expire a Gap after that start at least ([Schedule]). The WAL is synced to disk at each checkpoint, not at
+// slot to expire a Gap after that start at least, or to be taken over by
+// a process of the same machine, which counts that start as at the
+// takeover ([Schedule]). The WAL is synced to disk at each checkpoint, not at
 // each commit (synchronous=NORMAL), so no write waits for the disk:
 //
 //   - State (ledger, validators, schedule, robots, crawl state) and
@@ -136,6 +138,7 @@
 //	host, owner    TEXT              the host key and the lease's owner token (the primary key)
 //	expires_ns     INTEGER           when the lease ends unless renewed or released
 //	start_pending  INTEGER           1: its request's start is written at the release, so may be as late as now
+//	proc           TEXT              the process that took it (boot id, pid namespace, pid, start time), '' when unknown
 //
 // robots, one row per host whose robots.txt was read:
 //
@@ -205,11 +208,25 @@
 //	digest            TEXT              the envelope's digest, or the excerpt's; UNIQUE with source
 //	media_type        TEXT              the envelope's media type
 //	envelope_id       INTEGER           the envelope (NULL for an excerpt)
-//	proof             TEXT              the proof of fetch, provenance/v1 JSON
+//	proof             TEXT              the proof of fetch, provenance/v1 JSON, each hop's certificate chain in cert_chain (chains)
 //	article           TEXT              the extracted article, JSON, or NULL
 //	excerpt           TEXT              the feed's story, JSON, for an excerpt deposit
 //	stored_ns         INTEGER           when the deposit was committed
 //	image             TEXT              the share image's check (sharecheck.Result), JSON, or NULL
+//	chains            TEXT              per hop of the proof, the cert_chain id of its chain (the hop's chain null in proof), or null
+//	                                    for a hop whose chain is in proof (none, or empty); NULL: the proof holds every chain
+//
+// cert_chain, one row per distinct certificate chain the proofs present
+// (every deposit from one host presents the same):
+//
+//	id                INTEGER PRIMARY KEY
+//	digest            TEXT              "sha256:<hex>" of chain; UNIQUE
+//	chain             TEXT              the chain as the proof's hop has it: a JSON array of base64 DER, leaf first
+//
+// deposit_proof, a view: each deposit's proof whole, its chains put back.
+//
+//	deposit_id        INTEGER           the deposit's id
+//	proof             TEXT              the proof of fetch, provenance/v1 JSON
 //
 // # Queries
 //

@@ -19,7 +19,19 @@ import (
 // callers' (processes sharing a file share a machine's clock). A host's
 // start row is swept once its latest start is older than the DB's
 // ScheduleRetain; a lease row goes at its release, or at the host's next
-// Acquire once expired. It is safe for concurrent use.
+// Acquire once expired or once the process that took it has ended. It is
+// safe for concurrent use.
+//
+// Each lease names the process that took it (boot id, pid namespace, pid
+// and start time, on Linux), so that a process killed while its requests
+// were in flight does not hold their hosts for the leases' TTL: the next
+// Acquire on such a host, by a process of the same machine, boot and pid
+// namespace that finds the holder gone (no such pid, a zombie, or a pid
+// worn by a later process), deletes the dead process's leases and counts a
+// request as started now, so the claim is granted a Gap later. A lease
+// whose holder it cannot judge (another machine or namespace, a platform
+// without /proc, a file written before leases named their process) is left
+// to expire.
 //
 // A request that holds a host's only slot (a claim with Limit 1) reports
 // its start at its release, in the release's transaction, rather than in
@@ -30,7 +42,8 @@ import (
 // standing for a request that may have begun this instant), and once it
 // has expired the start lies at least a Gap behind. So a process killed
 // before the release, its start never written, still leaves every other
-// a Gap behind its last request. Otherwise Started writes at once.
+// a Gap behind its last request (a lease taken over from a dead process
+// counts its start as at the takeover). Otherwise Started writes at once.
 type Schedule struct{ db *DB }
 
 // maxPendingStarts bounds the starts a DB holds for their releases; past
@@ -74,6 +87,20 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 		if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
 			return err
 		}
+		if n > 0 {
+			// Leases whose process has ended are taken over now, their
+			// requests counted as started now (a dead process's last
+			// start may have come just before its end, never after).
+			took, err := s.dropEnded(ctx, tx, c.Key, now)
+			if err != nil {
+				return err
+			}
+			if took {
+				if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
+					return err
+				}
+			}
+		}
 		if n >= int64(max(c.Limit, 1)) && first.Valid {
 			wait = time.Duration(first.Int64 - now)
 		}
@@ -95,7 +122,7 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 		if _, err := tx.StmtContext(ctx, s.db.stmts.schedSet).ExecContext(ctx, c.Key, now); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL), pending)
+		_, err := tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL), pending, s.db.proc)
 		return err
 	})
 	if err != nil {
@@ -157,6 +184,43 @@ func (s *Schedule) Release(ctx context.Context, key, owner string, now time.Time
 		return fetch.ErrLeaseNotHeld
 	}
 	return nil
+}
+
+// dropEnded deletes key's leases held by processes of this machine that
+// have ended, and reports whether there were any; if so, key's latest
+// start becomes now at least, in the same transaction.
+func (s *Schedule) dropEnded(ctx context.Context, tx *sql.Tx, key string, now int64) (bool, error) {
+	if s.db.proc == "" {
+		return false, nil
+	}
+	rows, err := tx.StmtContext(ctx, s.db.stmts.leaseProcs).QueryContext(ctx, key, s.db.proc)
+	if err != nil {
+		return false, err
+	}
+	var ended []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return false, err
+		}
+		if procEnded(s.db.proc, p) {
+			ended = append(ended, p)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return false, err
+	}
+	for _, p := range ended {
+		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseDropProc).ExecContext(ctx, key, p); err != nil {
+			return false, err
+		}
+	}
+	if len(ended) == 0 {
+		return false, nil
+	}
+	_, err = tx.StmtContext(ctx, s.db.stmts.schedRaise).ExecContext(ctx, key, now)
+	return err == nil, err
 }
 
 // room reports whether another start may be held.

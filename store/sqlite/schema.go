@@ -190,11 +190,37 @@ CREATE TRIGGER crawl_tally_deposit_failure AFTER UPDATE OF failures ON crawl_sou
 	ON CONFLICT (source) DO UPDATE SET deposit_failures = deposit_failures + excluded.deposit_failures;
 END;
 `,
+	// 8: the process that took each schedule lease, so that a lease whose
+	// process has ended is taken over at once by another on the machine.
+	`
+ALTER TABLE schedule_lease ADD COLUMN proc TEXT NOT NULL DEFAULT '';
+`,
+	// 9: the proofs' certificate chains stored once each, by digest: a
+	// deposit's proof names its hops' chains in chains (the proofs stored
+	// before keep theirs inline, chains NULL); deposit_proof gives every
+	// proof whole.
+	`
+CREATE TABLE cert_chain (
+	id     INTEGER PRIMARY KEY,
+	digest TEXT    NOT NULL UNIQUE,
+	chain  TEXT    NOT NULL
+);
+ALTER TABLE deposit ADD COLUMN chains TEXT;
+CREATE VIEW deposit_proof AS
+SELECT d.id AS deposit_id,
+	CASE WHEN d.chains IS NULL THEN d.proof ELSE json_set(d.proof, '$.hops', json((
+		SELECT json_group_array(json(hop)) FROM (
+			SELECT CASE WHEN c.chain IS NULL THEN json(h.value) ELSE json_set(h.value, '$.chain', json(c.chain)) END AS hop
+			FROM json_each(d.proof, '$.hops') h LEFT JOIN cert_chain c ON c.id = json_extract(d.chains, '$[' || h.key || ']')
+			ORDER BY h.key))))
+	END AS proof
+FROM deposit d;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 7
+const SchemaVersion = 9
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

@@ -15,7 +15,7 @@ type statements struct {
 	schedSet, schedGet, schedStarted, schedSweep                  *sql.Stmt
 	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
-	leaseSweep                                                    *sql.Stmt
+	leaseSweep, leaseProcs, leaseDropProc, schedRaise             *sql.Stmt
 
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
@@ -25,6 +25,7 @@ type statements struct {
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
+	chainID, chainPut, chainGet, chainDropOrphans                         *sql.Stmt
 }
 
 const refCols = `key, url, feed_id, list_id, published_ns, excerpt, first_seen_ns, outcome, note, settled_ns`
@@ -53,7 +54,10 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
 		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
 		{&s.leaseCount, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0) FROM schedule_lease WHERE host = ?1`},
-		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending`},
+		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending, proc) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending, proc = excluded.proc`},
+		{&s.leaseProcs, true, `SELECT DISTINCT proc FROM schedule_lease WHERE host = ?1 AND proc != '' AND proc != ?2`},
+		{&s.leaseDropProc, true, `DELETE FROM schedule_lease WHERE host = ?1 AND proc = ?2`},
+		{&s.schedRaise, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = max(last_start_ns, excluded.last_start_ns)`},
 		{&s.leaseRenew, true, `UPDATE schedule_lease SET expires_ns = ?4 WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 		{&s.leaseDelete, true, `DELETE FROM schedule_lease WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 
@@ -97,9 +101,13 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
 		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},
 		{&s.envID, true, `SELECT id FROM envelope WHERE digest = ?1`},
-		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (source, digest) DO NOTHING`},
-		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
-		{&s.depWithdraw, true, `DELETE FROM deposit WHERE source = ?1 RETURNING envelope_id`},
+		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image, chains) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (source, digest) DO NOTHING`},
+		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image, d.chains FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
+		{&s.depWithdraw, true, `DELETE FROM deposit WHERE source = ?1 RETURNING envelope_id, chains`},
+		{&s.chainID, true, `SELECT id FROM cert_chain WHERE digest = ?1`},
+		{&s.chainPut, true, `INSERT INTO cert_chain (digest, chain) VALUES (?1, ?2) RETURNING id`},
+		{&s.chainGet, false, `SELECT chain FROM cert_chain WHERE id = ?1`},
+		{&s.chainDropOrphans, true, `DELETE FROM cert_chain WHERE id IN (SELECT value FROM json_each(?1)) AND id NOT IN (SELECT j.value FROM deposit d, json_each(d.chains) j WHERE d.chains IS NOT NULL AND j.value IS NOT NULL)`},
 		{&s.envDropOrphan, true, `DELETE FROM envelope WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM deposit WHERE envelope_id = ?1)`},
 	} {
 		on := db.r
