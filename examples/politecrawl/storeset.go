@@ -62,8 +62,8 @@ func (l storeList) expand() ([]string, error) {
 		infos = append(infos, fi) // nil when it cannot be read: opening it says why
 	}
 	for _, v := range l {
-		if !isGlob(v) {
-			add(v)
+		if _, err := os.Stat(v); err == nil || !isGlob(v) {
+			add(v) // a file whose name has a glob's characters is that file
 			continue
 		}
 		m, err := filepath.Glob(v)
