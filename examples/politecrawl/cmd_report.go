@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -96,6 +97,8 @@ type HostReport struct {
 	CoolUntil   time.Time     `json:"cooling_until,omitzero"`
 	Suspended   bool          `json:"suspended"`
 	NextCheck   time.Time     `json:"next_check,omitzero"`
+	// disallowed are the trigger URLs robots.txt disallows us, for HeldBack.
+	disallowed []string
 	// HeldBack says in words why the host is not read now (robots.txt
 	// unreachable or disallowing it, a cool-down, a suspension), each with
 	// its next try; empty when nothing holds it back.
@@ -132,8 +135,9 @@ func robotsReport(r robots.Record) *RobotsReport {
 }
 
 // heldBack says why the host is not read at now, each cause with its next
-// try, from its robots.txt record and its ledger record.
-func (h *HostReport) heldBack(now time.Time) []string {
+// try, from its robots.txt record (unreachable, or disallowing agent, the
+// product token, a feed) and its ledger record.
+func (h *HostReport) heldBack(now time.Time, agent string) []string {
 	var out []string
 	if r := h.Robots; r != nil && r.Outcome == "disallow all" && r.NextFetch.After(now) {
 		switch {
@@ -144,6 +148,9 @@ func (h *HostReport) heldBack(now time.Time) []string {
 		default:
 			out = append(out, fmt.Sprintf("robots.txt disallows everything (HTTP %d); read again %s", r.Status, clockTime(r.NextFetch, now)))
 		}
+	}
+	if r := h.Robots; r != nil && len(h.disallowed) > 0 {
+		out = append(out, fmt.Sprintf("robots.txt disallows the feed %s for %s; next try %s", strings.Join(h.disallowed, ", "), agent, clockTime(r.NextFetch, now)))
 	}
 	cause := h.LastCause
 	if cause == "" {
@@ -224,7 +231,8 @@ func buildReport(ctx context.Context, cfg *Config, set *storeSet, now time.Time)
 		}
 		return hosts[h]
 	}
-	readers := map[string][]string{} // host: the sources that read it
+	readers := map[string][]string{}  // host: the sources that read it
+	feeds := map[string][]sourceURL{} // host: its sources' trigger URLs
 	tallies := map[string]*crawl.Tally{}
 	sourceHosts := map[string]map[string]bool{}
 	for _, s := range cfg.Sources {
@@ -278,7 +286,8 @@ func buildReport(ctx context.Context, cfg *Config, set *storeSet, now time.Time)
 		rep.Sources = append(rep.Sources, sr)
 		for _, f := range triggerURLs(&s) {
 			if h := hostOfURL(f); h != "" {
-				touch(h)
+				hr := touch(h)
+				feeds[hr.Host] = append(feeds[hr.Host], sourceURL{s.ID, f})
 			}
 		}
 		for _, a := range s.Admitted {
@@ -307,6 +316,9 @@ func buildReport(ctx context.Context, cfg *Config, set *storeSet, now time.Time)
 			return nil, fmt.Errorf("robots.txt record %s: %w", h, err)
 		} else if ok {
 			hr.Robots = robotsReport(r)
+			if r.Outcome == robots.ParseBody {
+				hr.disallowed = disallowedFeeds(robots.Parse(r.Body), fp.UserAgent(), feeds[h])
+			}
 		}
 		st, ok, err := set.ledger(ctx, hr.LedgerKey)
 		if err != nil {
@@ -324,10 +336,29 @@ func buildReport(ctx context.Context, cfg *Config, set *storeSet, now time.Time)
 				hr.NextCheck = st.NextCheck.UTC()
 			}
 		}
-		hr.HeldBack = hr.heldBack(now)
+		hr.HeldBack = hr.heldBack(now, fp.Name)
 		rep.Hosts = append(rep.Hosts, *hr)
 	}
 	return rep, nil
+}
+
+// sourceURL is a source's trigger URL.
+type sourceURL struct{ source, url string }
+
+// disallowedFeeds returns the trigger URLs of feeds that rules disallow
+// for the user agent ua, each as "PATH (SOURCE)".
+func disallowedFeeds(rules *robots.Rules, ua string, feeds []sourceURL) []string {
+	var out []string
+	for _, f := range feeds {
+		if !rules.Allowed(ua, f.url) {
+			path := f.url
+			if u, err := url.Parse(f.url); err == nil {
+				path = u.RequestURI()
+			}
+			out = append(out, path+" ("+f.source+")")
+		}
+	}
+	return out
 }
 
 // hostTally sums the counters of the sources that read a host, when each

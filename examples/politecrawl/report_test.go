@@ -96,12 +96,14 @@ func TestReport_AfterKill9CountsTheReadsSoFar(t *testing.T) {
 // report per host, all of it from the store (issue 23 §1): a host whose
 // feed answered 429 is cooling down, with the cause and the next try; a
 // host whose robots.txt cannot be fetched is held back as unreachable,
-// not as disallowing us; a host read in full shows its articles by
+// not as disallowing us; one whose robots.txt disallows the feed says so;
+// a host read in full shows its articles by
 // outcome, a gated one's reason, its robots.txt record and the counters
 // of the source that reads it alone (S4).
 func TestReport_S4_PerHostCausesAndCounters(t *testing.T) {
 	t.Parallel()
-	sw := newSimWeb(t, 3, 2)
+	sw := newSimWeb(t, 4, 2)
+	sw.web.Site("news-4.example").SetRobots(politetest.Robots{Body: "User-agent: *\nDisallow: /feed.xml\n"})
 	sw.web.Site("news-1.example").Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: 30 * time.Minute})
 	sw.web.Site("news-2.example").SetRobots(politetest.Robots{Failure: politetest.FailReset})
 	news3 := sw.web.Site("news-3.example")
@@ -113,10 +115,10 @@ func TestReport_S4_PerHostCausesAndCounters(t *testing.T) {
 </head><body><article><h1>%s</h1><p>The first paragraph is free to read; the rest is for members only, who log in to read it.</p></article></body></html>`,
 			gated.Title, gated.Title, gated.Title)
 	}))
-	cfg := lifecycleConfig(t)
+	cfg := lifecycleConfig(t, 4)
 	store := filepath.Join(t.TempDir(), "crawl.db")
 	if r := politecrawl(t, nil, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...); r.code != 1 {
-		t.Fatalf("crawl: exit %d, want 1 (news-1 and news-2 not read)\n%s%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("crawl: exit %d, want 1 (news-1, news-2 and news-4 not read)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r := politecrawl(t, nil, "report", "-config", cfg, "-store", store, "-json")
 	if r.code != 0 {
@@ -141,6 +143,9 @@ func TestReport_S4_PerHostCausesAndCounters(t *testing.T) {
 		!held(h, "robots.txt unreachable: connection reset") || h.Strikes != 0 {
 		t.Errorf("news-2.example %+v (robots.txt %+v): want robots.txt unreachable, held back until its next try", h, h.Robots)
 	}
+	if h := hosts["news-4.example"]; !held(h, "robots.txt disallows the feed /feed.xml (news-4) for LifecycleBot; next try ") || h.Robots == nil || h.Robots.Outcome != "rules" {
+		t.Errorf("news-4.example %+v: want robots.txt disallowing its feed", h)
+	}
 	articleReads := 0
 	for _, q := range sw.web.Requests() {
 		if q.Host == "news-3.example" && q.Path != "/robots.txt" && q.Path != "/feed.xml" && !strings.HasPrefix(q.Path, "/images/") {
@@ -164,6 +169,7 @@ func TestReport_S4_PerHostCausesAndCounters(t *testing.T) {
 		"hosts held back now:",
 		"  news-1.example: cooling down after status 429 (1 in a row); next try ",
 		"  news-2.example: robots.txt unreachable: connection reset; next try ",
+		"  news-4.example: robots.txt disallows the feed /feed.xml (news-4) for LifecycleBot; next try ",
 		"articles not deposited, by reason:\n  news-3.example: 1 gated: json-ld:NewsArticle.isAccessibleForFree",
 		"ROBOTS.TXT",
 	} {
