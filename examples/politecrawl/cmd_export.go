@@ -123,7 +123,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	msg := fmt.Sprintf("export: %d deposits", n)
 	if m, ok := deps.(*mergedDeposits); ok {
-		msg += fmt.Sprintf(" from %d stores (%d copies held by more than one store written once)", len(m.files), m.copies)
+		msg += fmt.Sprintf(" from %d stores (%d copies held by more than one store written once)", len(m.files), m.copies.Load())
 	}
 	if skipped > 0 {
 		msg += fmt.Sprintf(" (%d excerpts left out of the WARC: they are not reads)", skipped)

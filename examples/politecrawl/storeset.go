@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
@@ -165,7 +166,7 @@ type mergedDeposits struct {
 	paths []string
 	// copies counts the deposits List left out, each a copy of one it
 	// kept (another file's read of the same bytes).
-	copies int
+	copies atomic.Int64
 }
 
 func (m *mergedDeposits) Put(context.Context, *crawl.Deposit) (bool, error) {
@@ -192,7 +193,7 @@ func (m *mergedDeposits) List(ctx context.Context, source string, since time.Tim
 	out := all[:0]
 	for _, d := range all {
 		if seen[d.Digest] {
-			m.copies++
+			m.copies.Add(1)
 			continue
 		}
 		seen[d.Digest] = true
