@@ -1,10 +1,11 @@
 package main
 
-// politecrawl export -config FILE [-store FILE] -format jsonl|warc
+// politecrawl export -config FILE [-store FILE]... -format jsonl|warc
 // [-since WHEN] [-source ID] [-o FILE]: the store's deposits for other
 // tools, as JSON Lines (one deposit a line: the article with each metadata
 // field's source, or the feed's excerpt, and the proof) or as WARC 1.1 with
-// the proof records.
+// the proof records. Several workers' stores (-store repeated, or a glob)
+// export as one: each deposit once, the earliest read of its digest.
 
 import (
 	"bufio"
@@ -42,7 +43,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf storeFlags
-	sf.register(fs)
+	sf.register(fs, true)
 	format := fs.String("format", "", "jsonl or warc (required)")
 	since := fs.String("since", "", "only deposits read at or after: an instant, a date, or a duration back from now")
 	source := fs.String("source", "", "only this source's deposits (its id)")
@@ -51,7 +52,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("export: unexpected arguments %q", fs.Args())
+		return argsError("export", fs.Args())
 	}
 	if *format != "jsonl" && *format != "warc" {
 		return fmt.Errorf("export: -format must be jsonl or warc, not %q", *format)
@@ -64,11 +65,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		from = latest // the store keeps instants as Unix nanoseconds: nothing is later
 	}
 	ctx := context.Background()
-	cfg, db, deps, err := sf.open(ctx, "export")
+	cfg, set, err := sf.openSet(ctx, "export")
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer set.Close()
+	deps := set.Deposits()
 	ids := []string{}
 	for _, s := range cfg.Sources {
 		if *source == "" || s.ID == *source {
@@ -120,6 +122,9 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	msg := fmt.Sprintf("export: %d deposits", n)
+	if m, ok := deps.(*mergedDeposits); ok {
+		msg += fmt.Sprintf(" from %d stores (%d copies held by more than one store written once)", len(m.files), m.copies.Load())
+	}
 	if skipped > 0 {
 		msg += fmt.Sprintf(" (%d excerpts left out of the WARC: they are not reads)", skipped)
 	}

@@ -22,7 +22,7 @@ func runWithdraw(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("withdraw", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf storeFlags
-	sf.register(fs)
+	sf.register(fs, false)
 	id := fs.String("source", "", "the source whose content is withdrawn (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -23,16 +23,16 @@ import (
 	"github.com/politefetch/politefetch/politetest"
 )
 
-// lifecycleConfig is a strict news config of three full-text sources on
-// news-1 … news-3.example.
-func lifecycleConfig(t *testing.T) string {
+// lifecycleConfig is a strict news config of n full-text sources on
+// news-1 … news-n.example.
+func lifecycleConfig(t *testing.T, n int) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`crawler: {name: LifecycleBot, version: "1", info_url: "https://bot.example/about"}
 policy: {preset: strict-news}
 sources:
 `)
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, `  - id: news-%d
     name: News %d
     trigger: {feeds: ["https://news-%d.example/feed.xml"]}
@@ -58,7 +58,7 @@ func TestCrawl_SIGINTThenRestart_S4_NoLostDepositNoRequestInCooldown(t *testing.
 	t.Parallel()
 	sw := newSimWeb(t, 3, 5)
 	sw.web.Site("news-1.example").Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.TooManyRequests, RetryAfter: 30 * time.Minute})
-	cfg := lifecycleConfig(t)
+	cfg := lifecycleConfig(t, 3)
 	store := filepath.Join(t.TempDir(), "crawl.db")
 
 	cmd := exec.Command(binary, append([]string{"crawl", "-config", cfg, "-store", store, "-metrics", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug"}, sw.flags...)...)

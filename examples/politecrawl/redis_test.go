@@ -184,7 +184,7 @@ func startWorker(t *testing.T, n int, args ...string) *worker {
 // the workers' files, and a worker that found a pass held elsewhere sends
 // nothing for it and says so. Two workers share the SQLite file beside the
 // config (workers on one machine); the third keeps its own (as a worker
-// on another machine would).
+// on another machine would), and report reads both files as one.
 func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 	t.Parallel()
 	srv := startRedis(t)
@@ -309,6 +309,18 @@ func TestCrawl_P1_ThreeWorkersOneRedis(t *testing.T) {
 		mine := map[string]bool{"news-4-atom": true, "news-5-atom": true, "news-6-atom": true}[sr.ID]
 		if sr.Refs["deposited"] != articles || (sr.Deposits == articles) != mine || (!mine && sr.Deposits != 0) {
 			t.Errorf("report of the third worker's file, %s: %d references deposited (want %d, from Redis), %d deposits here", sr.ID, sr.Refs["deposited"], articles, sr.Deposits)
+		}
+	}
+	// report of both files as one: every source's deposits, each once,
+	// and the shared state read once (not once per file).
+	rr = politecrawl(t, nil, "report", "-config", cfg, "-store", shared, "-store", own, "-json")
+	rep = Report{}
+	if err := json.Unmarshal([]byte(rr.stdout), &rep); rr.code != 0 || err != nil {
+		t.Fatalf("report of both files: exit %d, %v\n%s", rr.code, err, rr.stderr)
+	}
+	for _, sr := range rep.Sources {
+		if sr.Refs["deposited"] != articles || sr.Deposits != articles || sr.Tally != nil && sr.Tally.Deposits != articles {
+			t.Errorf("report of both files, %s: %d references deposited, %d deposits, tally %+v; want %d of each", sr.ID, sr.Refs["deposited"], sr.Deposits, sr.Tally, articles)
 		}
 	}
 	ap := auditPolicy("strict-news")

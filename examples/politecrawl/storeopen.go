@@ -6,9 +6,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
@@ -17,7 +19,7 @@ import (
 // storeFlags are the flags of the commands that read a crawl's store.
 type storeFlags struct {
 	config string
-	store  string
+	stores storeList
 }
 
 // defaultConfig is the configuration the commands that read a crawl's
@@ -36,33 +38,79 @@ func configOrDefault(path string) string {
 	return ""
 }
 
-func (s *storeFlags) register(fs *flag.FlagSet) {
+// register adds -config and -store to fs; several says that -store may
+// name several workers' stores, read as one.
+func (s *storeFlags) register(fs *flag.FlagSet, several bool) {
 	fs.StringVar(&s.config, "config", "", "the configuration file: its sources, and its store unless -store is given (default: "+defaultConfig+" when it exists here)")
-	fs.StringVar(&s.store, "store", "", "the SQLite file (default: the config's)")
+	usage := "the SQLite file (default: the config's)"
+	if several {
+		usage += "; several workers' stores, read as one (each deposit once), by repeating -store or by a quoted glob ('workers/*.db')"
+	}
+	fs.Var(&s.stores, "store", usage)
 }
 
-// open loads the config and opens its store's deposits.
-func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *stores, crawl.Deposits, error) {
+// argsError is the error for positional arguments a store command does not
+// take; stores named after one -store are what an unquoted glob becomes.
+func argsError(cmd string, args []string) error {
+	msg := fmt.Sprintf("%s: unexpected arguments %q", cmd, args)
+	if strings.HasSuffix(args[0], ".db") {
+		msg += ": to read several stores, repeat -store or quote the glob (-store 'workers/*.db')"
+	}
+	return errors.New(msg)
+}
+
+// config loads the configuration, -config or the default.
+func (s *storeFlags) loadConfig(cmd string) (*Config, error) {
 	s.config = configOrDefault(s.config)
 	if s.config == "" {
-		return nil, nil, nil, fmt.Errorf("%s: -config FILE is required (no %s here): its sources name what the store holds", cmd, defaultConfig)
+		return nil, fmt.Errorf("%s: -config FILE is required (no %s here): its sources name what the store holds", cmd, defaultConfig)
 	}
-	cfg, err := LoadConfig(s.config)
+	return LoadConfig(s.config)
+}
+
+// paths are the store files named: -store's, or the config's own.
+func (s *storeFlags) paths(cfg *Config) ([]string, error) {
+	if len(s.stores) == 0 {
+		return []string{cfg.StorePath()}, nil
+	}
+	return s.stores.expand()
+}
+
+// openSet loads the config and opens the stores named read-only, as one.
+func (s *storeFlags) openSet(ctx context.Context, cmd string) (*Config, *storeSet, error) {
+	cfg, err := s.loadConfig(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, err := s.paths(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	set, err := openStoreSet(ctx, cfg, paths)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return cfg, set, nil
+}
+
+// open loads the config and opens its one store (withdraw's), read-write.
+func (s *storeFlags) open(ctx context.Context, cmd string) (*Config, *stores, crawl.Deposits, error) {
+	cfg, err := s.loadConfig(cmd)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	path := s.store
-	if path == "" {
-		path = cfg.StorePath()
+	paths, err := s.paths(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	if cmd == "withdraw" {
-		if _, err := os.Stat(path); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
-		}
+	if len(paths) != 1 {
+		return nil, nil, nil, fmt.Errorf("%s: one store at a time, not %d (%s): run it once per file", cmd, len(paths), strings.Join(paths, ", "))
 	}
-	// Every command but withdraw only reads: the store is opened read-only,
-	// and its failures name the cause (no such directory, not a store, …).
-	db, err := openStoresMode(ctx, cfg, path, cmd != "withdraw")
+	path := paths[0]
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: store %s: %w", cmd, path, err)
+	}
+	db, err := openStoresMode(ctx, cfg, path, false)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
