@@ -442,7 +442,7 @@ func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method
 	// http.NewRequestWithContext would make of its string, without parsing it
 	// again; Host is left empty, so the URL's host goes on the wire).
 	req = (&http.Request{
-		Method: method, URL: u, Header: make(http.Header),
+		Method: method, URL: u, // Header nil: the identity layer makes every request's header
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}).WithContext(ctx)
 	call.url, call.urlString = u, u.String() // the first hop's URL, as a string once
