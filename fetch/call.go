@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,20 @@ type callInfo struct {
 	body0Used atomic.Bool
 	trace0    hopTrace
 	trace0Use atomic.Bool
+	// The identity layer's copy of the first hop's request, and the ledger
+	// gate's peek of its answer, made with the call too.
+	req0     http.Request
+	req0Use  atomic.Bool
+	peek0    peekedBody
+	peek0Use atomic.Bool
+
+	// trace is the ClientTrace of the hop in flight, set by the hop
+	// recorder: the call's context answers net/http's lookup of it (see
+	// traceKey), so that a hop needs no context of its own for its trace.
+	trace atomic.Pointer[httptrace.ClientTrace]
+	// callerTrace is the ClientTrace of the context the first call was
+	// made in (the caller's own, composed with each hop's), or nil.
+	callerTrace *httptrace.ClientTrace
 
 	keyMu   sync.Mutex
 	keyHost string // the URL host of the last key computed, and its key
@@ -86,21 +101,76 @@ type callKey struct{}
 // Context). It is called once per call.
 func withCall(ctx context.Context, c *callInfo) context.Context {
 	c.Context = ctx
+	if outer := callFrom(ctx); outer != nil {
+		c.callerTrace = outer.callerTrace // a robots.txt fetch within a Get
+	} else {
+		c.callerTrace = httptrace.ContextClientTrace(ctx)
+	}
 	return c
 }
 
-// Value returns the call for callKey, else the caller context's value.
+// Value returns the call for callKey, the hop's ClientTrace for net/http's
+// key of it (when the hop recorder set one), else the caller context's value.
 func (c *callInfo) Value(key any) any {
 	if _, ok := key.(callKey); ok {
 		return c
 	}
+	if key == traceKey {
+		// Never an outer call's hop's (a robots.txt fetch's context is
+		// within its Get's): this call's hop's, else the caller's own.
+		if t := c.trace.Load(); t != nil {
+			return t
+		}
+		if c.callerTrace != nil {
+			return c.callerTrace
+		}
+		return nil
+	}
 	return c.Context.Value(key)
+}
+
+// traceKey is the key under which httptrace keeps a context's ClientTrace
+// (unexported), learned once by asking httptrace for the trace of a context
+// that records the key it is asked for.
+var traceKey = func() any {
+	var p keyProbe
+	httptrace.ContextClientTrace(&p)
+	return p.key
+}()
+
+// keyProbe is a context that records the key of its one Value call.
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(key any) any {
+	p.key = key
+	return nil
 }
 
 // firstBody returns the first hop's releaseBody, once; nil afterwards.
 func (c *callInfo) firstBody() *releaseBody {
 	if c.body0Used.CompareAndSwap(false, true) {
 		return &c.body0
+	}
+	return nil
+}
+
+// firstRequest returns the room for the identity layer's copy of the first
+// hop's request, once; nil afterwards.
+func (c *callInfo) firstRequest() *http.Request {
+	if c.req0Use.CompareAndSwap(false, true) {
+		return &c.req0
+	}
+	return nil
+}
+
+// firstPeek returns the room for the ledger gate's peek of the first hop's
+// answer, once; nil afterwards.
+func (c *callInfo) firstPeek() *peekedBody {
+	if c.peek0Use.CompareAndSwap(false, true) {
+		return &c.peek0
 	}
 	return nil
 }
@@ -139,7 +209,13 @@ type recorder struct {
 	hops []provenance.Hop
 	room []provenance.Hop // where the first hops go (a resultRecord's), if set
 	t    Timings
-	sent http.Header // the last hop's request header as written (see Result.Sent)
+	// The last hop's request as the base transport was given it, and the
+	// canonical name of the credential header it carried ("" if none):
+	// what Result.Sent is made of (see sentHeader). The request is not
+	// modified once sent (the http.RoundTripper contract), so it is kept
+	// without a copy.
+	sentReq  *http.Request
+	sentCred string
 }
 
 func (r *recorder) addWait(d time.Duration) {
@@ -148,9 +224,9 @@ func (r *recorder) addWait(d time.Duration) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) addHop(h provenance.Hop, t Timings, sent http.Header) {
+func (r *recorder) addHop(h provenance.Hop, t Timings, sent *http.Request, cred string) {
 	r.mu.Lock()
-	r.sent = sent
+	r.sentReq, r.sentCred = sent, cred
 	if r.hops == nil {
 		r.hops = r.room
 	}
@@ -162,14 +238,15 @@ func (r *recorder) addHop(h provenance.Hop, t Timings, sent http.Header) {
 	r.mu.Unlock()
 }
 
-// take returns the hops and timings recorded, and forgets the hops: the Get is
-// over, so they are handed to its Result without a copy.
+// take returns the hops and timings recorded and the last hop's request
+// header as written (see sentHeader), and forgets the hops: the Get is over,
+// so they are handed to its Result without a copy.
 func (r *recorder) take() ([]provenance.Hop, Timings, http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hops := r.hops
 	r.hops = nil
-	return hops, r.t, r.sent
+	return hops, r.t, sentHeader(r.sentReq, r.sentCred)
 }
 
 // Timings says where the time of one Get went. Each stage is summed over the

@@ -49,6 +49,7 @@ type Client struct {
 	plain       http.RoundTripper // for Transport and HTTPClient: no validators of the chain's own
 	plainHC     *http.Client      // over plain
 	src         *Source           // the policy's source, shared read-only by every Get without its own
+	observe     func(Event)       // WithObserver's; nil: none
 }
 
 // Option sets one of the Client's collaborators at [New].
@@ -67,6 +68,7 @@ type options struct {
 	onEvent     func(backoff.Event)
 	dnsTTL      time.Duration
 	schedule    Schedule
+	observe     func(Event)
 	maxIdle     int // tests: the base transport's MaxIdleConns (0: its default)
 }
 
@@ -136,7 +138,8 @@ func New(p Policy, opts ...Option) (*Client, error) {
 		c.ledgerStore = &backoff.MemoryStore{}
 	}
 	c.ledger = &backoff.Ledger{Policy: p.Backoff, Store: c.ledgerStore, PerSite: p.PerSite, Logger: o.logger, OnEvent: o.onEvent}
-	c.pacer = &pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule}
+	c.pacer = &pacer{Interval: p.Interval, IntervalMax: p.IntervalMax, InFlight: p.InFlight, PerSite: p.PerSite, Clock: o.clock, Schedule: o.schedule, observe: o.observe}
+	c.observe = o.observe
 	c.pacer.life.closing = make(chan struct{})
 	ua := p.UserAgent()
 
@@ -263,13 +266,27 @@ func (a *admission) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err := a.c.admit(req.Context(), req.URL, a.c.source(call)); err != nil {
 		closeBody(req)
+		a.c.refused(call.kind, err)
 		return nil, err
 	}
 	resp, err := a.next.RoundTrip(req)
 	if err != nil {
+		a.c.refused(call.kind, err)
 		return nil, transportFailure(err)
 	}
 	return resp, nil
+}
+
+// refused shows the observer the refusal err of a request of kind, if err is
+// a refusal of ours.
+func (c *Client) refused(kind Kind, err error) {
+	if c.observe == nil {
+		return
+	}
+	if e, ok := refusedEvent(kind, err); ok {
+		e.At = c.clock.Now()
+		c.observe(e)
+	}
 }
 
 func (c *Client) admit(ctx context.Context, u *url.URL, src *Source) error {
@@ -372,7 +389,9 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 	call.recorder.room = call.result.hop0[:0:1]
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, unparsedRefusal(rawURL, err)
+		err := unparsedRefusal(rawURL, err)
+		c.refused(call.kind, err)
+		return nil, err
 	}
 	ctx = withCall(ctx, call)
 	req, cancel, err := c.request(ctx, call, u, http.MethodGet)
@@ -429,6 +448,7 @@ func (c *Client) newCall(kind Kind, opts []GetOption) *callInfo {
 // the response has been read.
 func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method string) (req *http.Request, cancel context.CancelFunc, err error) {
 	if err := c.admit(ctx, u, call.source); err != nil {
+		c.refused(call.kind, err)
 		return nil, nil, err
 	}
 	_ = c.requestURL(ctx, call, u) // admit has checked the host
@@ -442,7 +462,7 @@ func (c *Client) request(ctx context.Context, call *callInfo, u *url.URL, method
 	// http.NewRequestWithContext would make of its string, without parsing it
 	// again; Host is left empty, so the URL's host goes on the wire).
 	req = (&http.Request{
-		Method: method, URL: u, Header: make(http.Header),
+		Method: method, URL: u, // Header nil: the identity layer makes every request's header
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}).WithContext(ctx)
 	call.url, call.urlString = u, u.String() // the first hop's URL, as a string once

@@ -11,6 +11,10 @@ import (
 type Validator struct {
 	ETag         string // the ETag header, as received
 	LastModified string // the Last-Modified header, as received
+	// Length is the body's length as read from the wire when the
+	// validators were kept, which a 304 to them saves reading again
+	// (Event.Saved); 0 when not known. A store may leave it out.
+	Length int64
 }
 
 // ValidatorStore keeps validators per URL. Implementations must be safe for
@@ -145,7 +149,9 @@ func (v *conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ms, ok := st.(*MemoryStore); !ok || ms.Len() > 0 {
 		key = validatorKey(req)
 	}
+	var saved int64 // what a 304 to the validators sent saves
 	if val, ok, err := v.lookup(ctx, st, key); err == nil && ok && (val.ETag != "" || val.LastModified != "") {
+		saved = val.Length
 		r := req.Clone(ctx)
 		if val.ETag != "" {
 			r.Header.Set("If-None-Match", val.ETag)
@@ -159,13 +165,22 @@ func (v *conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusNotModified && saved > 0 {
+		if t := turnFrom(ctx); t != nil {
+			t.setSaved(saved)
+		}
+	}
 	if resp.StatusCode == http.StatusOK && (call == nil || !call.deferred) {
 		val := Validator{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 		if val.ETag != "" || val.LastModified != "" {
 			if key == "" {
 				key = validatorKey(req)
 			}
-			resp.Body = &keepOnEOF{rc: resp.Body, put: func() { _ = st.Put(context.WithoutCancel(ctx), key, val) }}
+			resp.Body = &keepOnEOF{rc: resp.Body, put: func(n int64) {
+				v := val // val is captured by value (never assigned): no allocation of its own
+				v.Length = n
+				_ = st.Put(context.WithoutCancel(ctx), key, v)
+			}}
 		}
 	}
 	return resp, nil
@@ -183,17 +198,19 @@ func (v *conditional) lookup(ctx context.Context, st ValidatorStore, key string)
 // keepOnEOF calls put once when the body reaches a clean EOF.
 type keepOnEOF struct {
 	rc  io.ReadCloser
-	put func()
+	put func(n int64) // n: the body's bytes
+	n   int64
 	bad bool
 	did bool
 }
 
 func (b *keepOnEOF) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	b.n += int64(n)
 	switch {
 	case err == io.EOF && !b.bad && !b.did:
 		b.did = true
-		b.put()
+		b.put(b.n)
 	case err != nil && err != io.EOF:
 		b.bad = true
 	}

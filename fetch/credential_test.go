@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,5 +302,41 @@ func TestResult_SentIsTheWireHeader(t *testing.T) {
 		if fmt.Sprint(res.Sent) == "" || strings.Contains(fmt.Sprint(res.Sent), secret) {
 			t.Errorf("Get %d: Sent shows the secret: %v", i, res.Sent)
 		}
+	}
+}
+
+// TestResult_SentWithTheCallersOwnTrace: a caller's own ClientTrace in the
+// Get's context is still called (composed with the hop's, whose hooks the
+// pacing needs), a robots.txt fetch within the Get included, and Result.Sent
+// is the same.
+func TestResult_SentWithTheCallersOwnTrace(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("traced.example")
+	a := s.AddArticle(politetest.Article{})
+	c := newClient(t, web, testPolicy(Vault(), 5*time.Millisecond))
+	var mu sync.Mutex
+	conns := 0
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		mu.Lock()
+		conns++
+		mu.Unlock()
+	}})
+	for i := range 2 {
+		res, err := c.Get(ctx, s.URL(a.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent.Get("Host") != "traced.example" || res.Sent.Get("User-Agent") == "" {
+			t.Errorf("Get %d: Sent %v", i, res.Sent)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 3 { // robots.txt, then the article twice
+		t.Errorf("the caller's GotConn was called %d times, want 3", conns)
+	}
+	if rep := web.Audit(auditPolicy(testPolicy(Vault(), 5*time.Millisecond))); !rep.OK() {
+		t.Error(rep)
 	}
 }

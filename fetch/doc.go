@@ -103,4 +103,12 @@
 // publisher's answer, a refusal above all, is observed and recorded, and the
 // host's turn is not given back before it comes. Nothing more is sent for it.
 // [Client.Close] ends those waits and awaits their goroutines.
+//
+// # Observing
+//
+// [WithObserver] shows each request's life as [Event]s: waiting for the
+// host's slot and for how long, sent, answered (status, bytes), a 304 and
+// the bytes it saved, robots.txt fetched, refused and why, failed. The
+// observer is called on the chain's goroutines and must not block; see
+// [WithObserver] for who calls it and when.
 package fetch

@@ -67,6 +67,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	defer cancel()
 	if hasConditional(req.Header) && !c.policy.NoConditional {
+		out.Header = make(http.Header, 2)
 		for _, h := range [...]string{"If-None-Match", "If-Modified-Since"} {
 			if v := req.Header.Get(h); v != "" {
 				out.Header.Set(h, v)

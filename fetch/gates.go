@@ -219,7 +219,11 @@ func (g *ledgerGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var prefix []byte
 	if mayBeChallenge(resp) && req.Method != http.MethodHead {
-		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek)
+		var pb *peekedBody
+		if c := callFrom(ctx); c != nil {
+			pb = c.firstPeek()
+		}
+		prefix, resp.Body = peek(&g.pool, resp.Body, backoff.ChallengePeek, pb)
 	}
 	o := backoff.NewOutcome(kind, resp.StatusCode, resp.Header, prefix)
 	o.NoRecord = !d.Recorded // a success at a host with no record: nothing to read back
@@ -250,8 +254,9 @@ func hasPrefixFold(s, prefix string) bool {
 }
 
 // peek reads up to n bytes of body and returns them with a body that still yields
-// every byte. A read error is kept for the caller to meet after the prefix.
-func peek(pool *sync.Pool, body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
+// every byte, pb if it is not nil. A read error is kept for the caller to meet
+// after the prefix.
+func peek(pool *sync.Pool, body io.ReadCloser, n int, pb *peekedBody) ([]byte, io.ReadCloser) {
 	bp, _ := pool.Get().(*[]byte)
 	if bp == nil || cap(*bp) < n {
 		b := make([]byte, n)
@@ -265,7 +270,10 @@ func peek(pool *sync.Pool, body io.ReadCloser, n int) ([]byte, io.ReadCloser) {
 		k, err = body.Read(buf[got:])
 		got += k
 	}
-	pb := &peekedBody{buf: buf[:got], rc: body, pool: pool, bp: bp}
+	if pb == nil {
+		pb = new(peekedBody)
+	}
+	*pb = peekedBody{buf: buf[:got], rc: body, pool: pool, bp: bp}
 	switch {
 	case err == io.EOF:
 		pb.eof = true

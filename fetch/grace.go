@@ -83,6 +83,7 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 	resp := rb.resp
 	rb.resp = nil
 	rb.rc = resp.Body
+	rb.status = resp.StatusCode
 	resp.Body = rb
 	p.markOpen(t)
 	return resp, nil
@@ -151,6 +152,13 @@ func (p *pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseB
 	}
 	rb.stop(nil)
 	rb.turn.end(true)
+	if p.observe != nil {
+		if err == nil {
+			p.answered(&rb.turn, resp.StatusCode, 0, nil)
+		} else {
+			p.ended(rb.turn.ctx, rb.turn.req, err)
+		}
+	}
 }
 
 // lifecycle is what a pacer keeps of the goroutines it starts, so that a
@@ -213,19 +221,43 @@ type releaseBody struct {
 	err    error
 	state  atomic.Int32
 	grace  *time.Timer
+	// For the observer (see pacer.answered): the answer's status, the body
+	// bytes read, and whether its end was shown.
+	status int
+	bytes  atomic.Int64
+	shown  atomic.Bool
 }
 
 func (b *releaseBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	obs := b.turn.p.observe != nil
+	if obs {
+		b.bytes.Add(int64(n))
+	}
 	if err != nil {
 		if b.caller != nil && b.caller.Err() != nil && errors.Is(err, context.Canceled) {
 			err = b.caller.Err() // the caller's reason, not the link's
 		}
 		b.turn.end(false)
+		if obs {
+			b.show(err)
+		}
 	} else {
 		b.turn.renew()
 	}
 	return n, err
+}
+
+// show shows the observer the end of the answer, once; err is the body's
+// read error (io.EOF: it was read to its end).
+func (b *releaseBody) show(err error) {
+	if !b.shown.CompareAndSwap(false, true) {
+		return
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	b.turn.p.answered(&b.turn, b.status, b.bytes.Load(), err)
 }
 
 // Close gives the turn back, and ends the request's own context (after the
@@ -233,6 +265,9 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 func (b *releaseBody) Close() error {
 	err := b.rc.Close()
 	b.turn.end(false)
+	if b.turn.p.observe != nil {
+		b.show(nil)
+	}
 	if b.stop != nil {
 		b.stop(nil)
 	}

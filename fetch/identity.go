@@ -72,7 +72,13 @@ func (id *identityLayer) values() *identityValues {
 func (id *identityLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	call := callFrom(ctx)
-	r := new(http.Request) // a shallow copy: every field this layer changes is replaced, not modified
+	var r *http.Request // a shallow copy: every field this layer changes is replaced, not modified
+	if call != nil {
+		r = call.firstRequest()
+	}
+	if r == nil {
+		r = new(http.Request)
+	}
 	*r = *req
 	r.Close = false
 	v := id.values()

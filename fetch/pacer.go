@@ -72,6 +72,9 @@ type pacer struct {
 	// (the request ends with its caller).
 	AnswerGrace time.Duration
 
+	// observe, when set, is shown each request's events (WithObserver).
+	observe observer
+
 	life lifecycle
 
 	mu    sync.Mutex
@@ -241,6 +244,7 @@ func (p *pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 	}
 	w := &paceWaiter{wake: make(chan struct{}, 1), min: min}
 	st.queue = append(st.queue, w)
+	announced := p.observe == nil
 	for {
 		var timer <-chan time.Time
 		if st.queue[0] == w && st.inflight < n {
@@ -266,6 +270,10 @@ func (p *pacer) waitLocal(ctx context.Context, t *turn, min time.Duration) (time
 			timer = clock.Until(clk, ready)
 		}
 		p.mu.Unlock()
+		if !announced {
+			announced = true
+			p.emit(requestEvent(ctx, EventWaiting, t.req))
+		}
 		select {
 		case <-w.wake:
 		case <-timer:
@@ -415,14 +423,20 @@ func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 	if rb == nil {
 		rb = new(releaseBody)
 	}
-	rb.turn = turn{p: p, key: key, ctx: ctx}
+	rb.turn = turn{p: p, key: key, ctx: ctx, req: req}
 	t := &rb.turn
 	waited, err := p.acquire(ctx, t, minGapFrom(ctx))
 	if call != nil && call.rec != nil {
 		call.rec.addWait(waited)
 	}
+	if p.observe != nil {
+		e := requestEvent(ctx, EventSlot, req)
+		e.Wait, e.Err = waited, err
+		p.emit(e)
+	}
 	if err != nil {
 		closeBody(req)
+		p.ended(ctx, req, err)
 		if since := p.openSince(key); !since.IsZero() && errors.Is(err, context.DeadlineExceeded) {
 			return nil, &openBodyError{host: key, since: since, err: err}
 		}
@@ -445,14 +459,59 @@ func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		resp, err := next(nextRT).RoundTrip(req)
 		if err != nil {
 			t.end(true)
+			p.ended(ctx, req, err)
 			return nil, err
 		}
 		rb.rc = resp.Body
+		rb.status = resp.StatusCode
 		resp.Body = rb
 		p.markOpen(t)
 		return resp, nil
 	}
-	return p.await(nextRT, req, rb, grace)
+	resp, err := p.await(nextRT, req, rb, grace)
+	if err != nil && rb.state.Load() != abandoned {
+		p.ended(ctx, req, err) // an abandoned request's end is the background's to show
+	}
+	return resp, err
+}
+
+// emit shows e to the observer, at the pacer's clock's now.
+func (p *pacer) emit(e Event) {
+	e.At = clock.Or(p.Clock).Now()
+	p.observe(e)
+}
+
+// ended shows the observer the end of req, which failed with err below the
+// pacer (or in it): a robots.txt fetch's EventRobots, an EventFailed, or
+// nothing for a refusal of ours, which the top of the chain shows.
+func (p *pacer) ended(ctx context.Context, req *http.Request, err error) {
+	if p.observe == nil {
+		return
+	}
+	e := requestEvent(ctx, EventFailed, req)
+	if e.Request == KindRobots {
+		e.Kind = EventRobots
+	} else if _, ours := refusedEvent(e.Request, err); ours {
+		return
+	}
+	e.Err = err
+	p.emit(e)
+}
+
+// answered shows the observer the end of the answer to t's request:
+// status, the body bytes read, and why the body ended early (nil: at its
+// end or closed).
+func (p *pacer) answered(t *turn, status int, bytes int64, err error) {
+	e := requestEvent(t.ctx, EventAnswered, t.req)
+	e.Status, e.Bytes, e.Err = status, bytes, err
+	switch {
+	case e.Request == KindRobots:
+		e.Kind = EventRobots
+	case status == http.StatusNotModified:
+		e.Kind = EventNotModified
+		e.Saved = t.savedBytes()
+	}
+	p.emit(e)
 }
 
 type minGapKey struct{}

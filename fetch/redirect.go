@@ -12,6 +12,14 @@ import (
 // then passes the robots and ledger gates and the pacer for its own host, since it
 // goes through the same chain.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	err := c.redirectPolicy(req, via)
+	if err != nil && c.observe != nil {
+		c.refused(kindOf(req), err)
+	}
+	return err
+}
+
+func (c *Client) redirectPolicy(req *http.Request, via []*http.Request) error {
 	call := callFrom(req.Context())
 	limit := c.policy.MaxRedirects
 	if call != nil && call.kind == KindImage && c.policy.ImageMaxRedirects != 0 {

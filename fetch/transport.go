@@ -462,29 +462,6 @@ type hopTrace struct {
 	conn         *tracedConn
 	reused       bool
 	wrote, first time.Time
-	sent         http.Header // the request's header fields as written, when a Get records them
-}
-
-// wroteField is the WroteHeaderField hook of a Get's hop: it keeps each
-// field net/http writes, the credential's value redacted.
-func (ht *hopTrace) wroteField(key string, value []string) {
-	k := http.CanonicalHeaderKey(key)
-	ht.mu.Lock()
-	if ht.sent == nil || k == "Host" {
-		// Host is the first field of a request: net/http writing it
-		// again is a retry on a new connection, whose fields replace
-		// the first attempt's.
-		ht.sent = make(http.Header, 6)
-	}
-	if ht.call != nil && ht.call.credHeader != "" && k == ht.call.credHeader {
-		value = []string{redacted}
-	}
-	if vs, ok := ht.sent[k]; ok {
-		ht.sent[k] = append(vs, value...)
-	} else {
-		ht.sent[k] = value // net/http makes it for this call: kept without a copy
-	}
-	ht.mu.Unlock()
 }
 
 // hopRecorder is the bottom layer of a Client's chain: it records every request
@@ -526,9 +503,6 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	ht.ct = httptrace.ClientTrace{GotConn: gotConn}
-	if call != nil && call.rec != nil {
-		ht.ct.WroteHeaderField = ht.wroteField
-	}
 	if ht.turn == nil {
 		ht.ct.WroteRequest = func(httptrace.WroteRequestInfo) {
 			now := clk.Now()
@@ -543,7 +517,17 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			ht.mu.Unlock()
 		}
 	}
-	resp, err := h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+	var resp *http.Response
+	var err error
+	if call != nil && call.callerTrace == nil {
+		// The call's context answers for the hop's trace (see traceKey):
+		// no context, no request copy. A caller's own trace is composed
+		// with the hop's by httptrace instead.
+		call.trace.Store(&ht.ct)
+		resp, err = h.next.RoundTrip(req)
+	} else {
+		resp, err = h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+	}
 	if err != nil && ht.turn != nil {
 		if r := ht.turn.refused(); r != nil {
 			// The connection refused the answer (see tracedConn.Read);
@@ -562,7 +546,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ht.mu.Lock()
-	conn, reused, wrote, first, sent := ht.conn, ht.reused, ht.wrote, ht.first, ht.sent
+	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	ht.mu.Unlock()
 	if ht.turn != nil {
 		wrote, first = ht.turn.times()
@@ -588,7 +572,11 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !wrote.IsZero() && !first.IsZero() {
 			t.FirstByte = first.Sub(wrote)
 		}
-		rec.addHop(hop, t, sent)
+		var cred string
+		if ht.call != nil {
+			cred = ht.call.credHeader
+		}
+		rec.addHop(hop, t, req, cred)
 	}
 	return resp, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"time"
@@ -56,6 +57,7 @@ type turn struct {
 	openAt             time.Time
 	openPrev, openNext *turn
 	ctx                context.Context // the request's: its values bound the Schedule calls
+	req                *http.Request   // the request, as the pacer was given it (for the observer)
 	prev               time.Time       // the latest start before this turn's grant
 	seq                uint64          // paceState.seq at the grant
 	owner              string          // the Schedule lease's owner; "" without one
@@ -74,6 +76,21 @@ type turn struct {
 	firstAt time.Time   // when the answer's first byte came
 	headed  bool        // the ledger gate below has the answer's status (see headersIn)
 	refusal error       // why the base transport refused the answer, if it did
+	saved   int64       // the body length the validators sent were kept from (see setSaved)
+}
+
+// setSaved says the validators layer sent validators kept from a body of n
+// wire bytes, which a 304 saves reading again.
+func (t *turn) setSaved(n int64) {
+	t.mu.Lock()
+	t.saved = n
+	t.mu.Unlock()
+}
+
+func (t *turn) savedBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.saved
 }
 
 // headersIn says the ledger gate below the pacer has the answer's status and
@@ -169,17 +186,26 @@ var errTurnOver = errors.New("fetch: request ended before it was written")
 func (t *turn) beginWrite(c *tracedConn) error {
 	now := clock.Or(t.p.Clock).Now() // the write's start: before the answer, whose first byte may be read before the write returns
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	switch {
 	case t.sent != nil && t.sent != c:
+		t.mu.Unlock()
 		return ErrNotResent
 	case t.over:
+		t.mu.Unlock()
 		return errTurnOver
 	}
 	t.writes++
 	t.wire = true
-	if t.wroteAt.IsZero() {
+	first := t.wroteAt.IsZero()
+	if first {
 		t.wroteAt = now
+	}
+	t.mu.Unlock()
+	if first && t.p.observe != nil && t.req != nil {
+		// Before the bytes go, so before any event of the answer.
+		e := requestEvent(t.ctx, EventSent, t.req)
+		e.At = now
+		t.p.observe(e)
 	}
 	return nil
 }
