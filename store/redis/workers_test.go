@@ -489,7 +489,7 @@ func (r *crawlRun) tracesOf(host, path string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	refs, err := rc.HGetAll(ctx, r.cfg.Prefix+"refs:{"+host+"}").Result()
 	cancel()
-	rc.Close()
+	defer rc.Close()
 	for k, v := range refs {
 		if strings.Contains(k+v, path) {
 			fmt.Fprintf(&b, "\n  ref %s: %s", k, v)
@@ -498,18 +498,32 @@ func (r *crawlRun) tracesOf(host, path string) string {
 	if err != nil {
 		fmt.Fprintf(&b, "\n  refs: %v", err)
 	}
+	// The host's robots.txt record: a fetch that got no answer in time
+	// disallows the host until it is asked again.
+	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
+	if rec, ok, err := rs.Get(context.Background(), host); err != nil || ok {
+		fmt.Fprintf(&b, "\n  robots.txt record: %v %d %q (err %v)", rec.Outcome, rec.Status, rec.Failure, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, q := range r.web.Requests() {
-		if q.Host == host && strings.HasPrefix(q.Path, "/feed") {
+		if q.Host == host && (strings.HasPrefix(q.Path, "/feed") || q.Path == "/robots.txt") {
 			fmt.Fprintf(&b, "\n  %s %s answered %d (If-None-Match %q)", q.Arrived.Format("15:04:05.000"), q.Path, q.Status, q.Header.Get("If-None-Match"))
 		}
+	}
+	for _, e := range r.errs {
+		if e.source == host {
+			fmt.Fprintf(&b, "\n  %s worker %d pass failed: %s", e.at.Format("15:04:05.000"), e.worker, e.msg)
+		}
+	}
+	if w, ok := r.done[host]; ok {
+		fmt.Fprintf(&b, "\n  finished by worker %d", w)
 	}
 	for _, e := range r.traces[host] {
 		if strings.HasPrefix(e.what, "get:") {
 			continue
 		}
-		if strings.Contains(e.what, path) || !strings.Contains(e.what, "https://") {
+		if strings.Contains(e.what, path) || strings.Contains(e.what, "/feed") || !strings.Contains(e.what, "https://") {
 			fmt.Fprintf(&b, "\n  %s worker %d %s", e.at.Format("15:04:05.000"), e.worker, e.what)
 		}
 	}
