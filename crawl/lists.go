@@ -160,7 +160,7 @@ func (t *triggerRead) feeds(ctx context.Context) {
 		res, err := r.Read(ctx, u)
 		if err != nil {
 			c.keep(ctx, src, list, false)
-			t.fail(u, err, d.take())
+			t.fail(u, err, d.reachedBy(err))
 			continue
 		}
 		t.read = true
@@ -201,7 +201,7 @@ func (t *triggerRead) api(ctx context.Context) {
 			break // the first page was read, and its references yielded
 		}
 		if err != nil {
-			t.fail(spec.URL, err, d.take())
+			t.fail(spec.URL, err, d.reachedBy(err))
 			failed = true
 			break
 		}
@@ -315,7 +315,7 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		if err != nil {
 			rep.Backlog.Err = err
 			complete = false
-			unsent = !reach.take() && ours(err)
+			unsent = !reach.reachedBy(err) && ours(err)
 			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
 			break
 		}

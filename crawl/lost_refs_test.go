@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/internal/clock"
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -121,4 +122,44 @@ func TestCrawler_V12_RefNotRecordedLeavesListDue(t *testing.T) {
 			audit(t, web, p)
 		})
 	}
+}
+
+// A trigger read whose own request was never sent stays due even when the
+// robots.txt fetch the chain made for it first reached the publisher: here
+// robots.txt is read, and the feed's turn at the host would come after the
+// read's deadline, so the chain fails it at once (fetch.ErrPacingDeadline),
+// nothing sent. The read's trace saw robots.txt's connection; before, that
+// counted as the feed reaching the publisher, the trigger moved on unread,
+// and the next pass found nothing due (S2, V12).
+func TestCrawler_S2_TriggerUnsentAfterRobotsStaysDue(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("robots-first.example")
+	for range 2 {
+		s.AddArticle(politetest.Article{})
+	}
+	p := testPolicy(t, StrictNews, time.Hour) // the feed's turn: an hour after robots.txt's
+	p.Timeout = time.Minute                   // the read's deadline: long before it
+	src := siteSource(s.Name(), StrictNews, false)
+	c := &Crawler{Client: newClient(t, web, p), Sources: []Source{src}}
+	rep := mustPass(t, c, src.ID)
+	if !errors.Is(rep.Trigger.Err, fetch.ErrPacingDeadline) {
+		t.Fatalf("pass %+v: want the feed failed for its turn", rep)
+	}
+	if rep.Trigger.Unsent != 1 || !rep.triggerDue {
+		t.Errorf("pass %+v: want the trigger unsent and still due", rep)
+	}
+	sc, err := c.StateStore().Schedule(context.Background(), src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.NextTrigger.IsZero() || !sc.LastTrigger.IsZero() {
+		t.Errorf("schedule %+v: want the trigger still due, never read", sc)
+	}
+	for _, r := range web.Requests() {
+		if r.Path != "/robots.txt" {
+			t.Errorf("%s reached the web", r.Path)
+		}
+	}
+	audit(t, web, p)
 }
