@@ -51,14 +51,7 @@ func TestWorkers_V12_RefNotRecordedReadByNextWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker := func(s *Store, st crawl.State, owner string) *crawl.Crawler {
-		c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-			fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
-			fetch.WithStores(fetch.Stores{Schedule: s.Schedule(), Ledger: s.Ledger(), Robots: s.Robots(), Validators: s.Validators()}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &crawl.Crawler{Client: c, State: st, Owner: owner, Deposits: &crawl.MemoryDeposits{},
-			Sources: []crawl.Source{workerSource(site.Name)}}
+		return inProcessWorker(t, web, p, s, st, owner, site.Name)
 	}
 	ctx := context.Background()
 	first := worker(base, &seeFailsOnce{State: base.State(), key: "2"}, "worker-1")
@@ -102,4 +95,19 @@ func TestWorkers_V12_RefNotRecordedReadByNextWorker(t *testing.T) {
 	if a := web.Audit(ap); !a.OK() {
 		t.Errorf("auditor: %v", a)
 	}
+}
+
+// inProcessWorker is a crawler of site in this process, whose fetch client
+// keeps its schedule, ledger, robots.txt records and validators in s, and
+// whose crawl state is st.
+func inProcessWorker(t *testing.T, web *politetest.Web, p fetch.Policy, s *Store, st crawl.State, owner, site string) *crawl.Crawler {
+	t.Helper()
+	c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
+		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+		fetch.WithStores(fetch.Stores{Schedule: s.Schedule(), Ledger: s.Ledger(), Robots: s.Robots(), Validators: s.Validators()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &crawl.Crawler{Client: c, State: st, Owner: owner, Deposits: &crawl.MemoryDeposits{},
+		Sources: []crawl.Source{workerSource(site)}}
 }
