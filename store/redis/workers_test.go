@@ -240,7 +240,23 @@ func (r *crawlRun) unfinished() string {
 				errs = append(errs, e)
 			}
 		}
+		var traces []trace
+		for _, e := range r.traces[src] {
+			if !strings.HasPrefix(e.what, "get:") {
+				traces = append(traces, e)
+			}
+		}
+		requests := 0
+		for _, q := range r.web.Requests() {
+			if q.Host == src {
+				requests++
+			}
+		}
 		r.mu.Unlock()
+		fmt.Fprintf(&b, "\n    %d requests reached the host", requests)
+		for _, e := range traces[max(0, len(traces)-6):] {
+			fmt.Fprintf(&b, "\n    %s worker %d %s", e.at.Format("15:04:05.000"), e.worker, e.what)
+		}
 		for _, e := range errs[max(0, len(errs)-3):] {
 			fmt.Fprintf(&b, "\n    %s worker %d pass failed: %s", e.at.Format("15:04:05.000"), e.worker, e.msg)
 		}
