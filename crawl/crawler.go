@@ -588,9 +588,10 @@ func nextStart(ctx context.Context, rep *PassReport, err error, now time.Time) t
 	var le *LeaseError
 	switch {
 	case ctx.Err() != nil:
-	case err == nil && rep != nil && rep.triggerDue:
-		// Nothing of the trigger was sent, for a failure of ours: it stays
-		// due, and is tried again a little later, not at once.
+	case err == nil && rep != nil && (rep.triggerDue || rep.backlogDue):
+		// Nothing of the trigger was sent, or what it or the backlog
+		// named is not all recorded, for a failure of ours: it stays due,
+		// and is tried again a little later, not at once.
 		notBefore = rep.End.Add(RetryAfterError)
 	case err == nil:
 	case errors.As(err, &le) && errors.Is(err, ErrLeaseHeld):

@@ -21,7 +21,12 @@
 // chain's that did not answer, the host's turn not had in time), leaves
 // the trigger due: [Crawler.Run] reads it again after [RetryAfterError],
 // not at the next interval. One the publisher answered, even with a
-// failure, waits out the interval. Work on a source happens in a pass, under
+// failure, waits out the interval, unless what it announced is not all in
+// the State (a reference the State did not take, an answer the pass
+// stopped reading as it lost its lease): that trigger stays due too, as
+// does a backlog walk that named a reference not recorded, so that the
+// next pass, in this process or another, reads it again instead of leaving
+// the reference unknown. Work on a source happens in a pass, under
 // a lease in the [State], so that no two passes of one source run at once,
 // even in several processes sharing the State. A lease lasts
 // [DefaultLeaseTTL] (30 s), renewed every third of it while its pass runs,

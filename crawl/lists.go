@@ -66,6 +66,27 @@ func (c *Crawler) readTrigger(ctx context.Context, src *Source, rep *PassReport,
 		rep.triggerDue = true
 		return
 	}
+	if t.lost && !t.slowed {
+		// The publisher answered, but what it announced is not all in the
+		// State (a reference the State did not take, an answer the pass
+		// stopped reading when its lease or ctx ended): the read counts as
+		// the last, and the trigger stays due, so that the next pass, in
+		// this process or another, reads it again instead of waiting out
+		// the interval with those references unknown. Its validators were
+		// not kept (keep), so that read is answered in full. A site that
+		// asked us to slow down is not asked again early, lost or not.
+		rep.triggerDue = true
+		if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
+			sc.LastTrigger = sent
+			if sc.NextTrigger.After(sent) {
+				sc.NextTrigger = sent
+			}
+			sc.Slowed = time.Time{}
+		}); err != nil {
+			c.emit(Event{Kind: EventStoreError, Source: src.ID, Err: err})
+		}
+		return
+	}
 	if err := c.updateSchedule(context.WithoutCancel(ctx), src.ID, func(sc *Schedule) {
 		sc.LastTrigger = sent
 		sc.NextTrigger = sent.Add(src.interval())
@@ -93,8 +114,12 @@ type triggerRead struct {
 	// due: the failure was ours (see ours), and Run tries again after
 	// RetryAfterError instead of waiting out the interval.
 	read   bool
-	slowed bool  // the site asked us to slow down or refused us
-	tally  Tally // the reads answered
+	slowed bool // the site asked us to slow down or refused us
+	// lost: an answer of the publisher's is not all recorded in the
+	// State: a reference it named that See did not take, or a read that
+	// reached the publisher and was cut short by the pass's end.
+	lost  bool
+	tally Tally // the reads answered
 }
 
 // doer returns the Doer a list of kind k is read through. Each list's
@@ -118,6 +143,9 @@ func (t *triggerRead) fail(u string, err error, reached bool) {
 	}
 	if reached {
 		t.tally.TriggerReads++
+		if interrupted(err) {
+			t.lost = true // the pass ended (its lease lost, ctx) while the publisher answered
+		}
 	}
 	t.slowed = t.slowed || slowedBy(t.src, err)
 	t.c.emit(Event{Kind: EventTriggerFailed, Source: t.src.ID, Host: hostOf(u), URL: u, Err: err, Reason: reasonOf(err)})
@@ -132,7 +160,7 @@ func (t *triggerRead) feeds(ctx context.Context) {
 		res, err := r.Read(ctx, u)
 		if err != nil {
 			c.keep(ctx, src, list, false)
-			t.fail(u, err, d.take())
+			t.fail(u, err, d.reachedBy(err))
 			continue
 		}
 		t.read = true
@@ -152,7 +180,7 @@ func (t *triggerRead) feeds(ctx context.Context) {
 				r.Excerpt = &ex
 			}
 			if c.see(ctx, src, it.ID, r, &rep.Trigger, t.byURL, t.add) != nil {
-				recorded = false
+				recorded, t.lost = false, true
 			}
 		}
 		c.keep(ctx, src, list, recorded)
@@ -173,14 +201,14 @@ func (t *triggerRead) api(ctx context.Context) {
 			break // the first page was read, and its references yielded
 		}
 		if err != nil {
-			t.fail(spec.URL, err, d.take())
+			t.fail(spec.URL, err, d.reachedBy(err))
 			failed = true
 			break
 		}
 		t.read = true
 		n++
 		if c.see(ctx, src, ref.ID, RefState{URL: ref.URL, FeedID: ref.ID, Published: ref.Date()}, &rep.Trigger, t.byURL, t.add) != nil {
-			recorded = false
+			recorded, t.lost = false, true
 		}
 	}
 	c.keep(ctx, src, list, recorded && !failed)
@@ -287,7 +315,7 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		if err != nil {
 			rep.Backlog.Err = err
 			complete = false
-			unsent = !reach.take() && ours(err)
+			unsent = !reach.reachedBy(err) && ours(err)
 			c.emit(Event{Kind: EventBacklogFailed, Source: src.ID, Err: err, Reason: reasonOf(err)})
 			break
 		}
@@ -297,6 +325,7 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		}
 	}
 	c.keep(ctx, src, list, complete && recorded)
+	rep.backlogDue = unsent || !recorded
 	c.emit(Event{Kind: EventBacklogWalked, Source: src.ID, Count: rep.Backlog.Refs})
 	now := c.clk.Now()
 	interval := c.BacklogInterval
@@ -311,8 +340,10 @@ func (c *Crawler) walkBacklog(ctx context.Context, src *Source, rep *PassReport)
 		// next pass's trigger reads keep the source current meanwhile. One
 		// whose failing request never left the process (a store of ours
 		// down, no turn at the host in time) asked the publisher nothing
-		// for that page: it stays due, for the next pass.
-		if !unsent {
+		// for that page: it stays due, for the next pass. So does one
+		// that named a reference the State did not take: that reference
+		// would otherwise stay unknown until the next interval.
+		if !unsent && recorded {
 			sc.NextBacklog = now.Add(interval)
 		}
 	}); err != nil {

@@ -43,7 +43,12 @@ type PassReport struct {
 	// elsewhere, a store error, ctx), or nil.
 	Err error
 
-	triggerDue bool // the trigger was due, and is still: nothing of it was sent
+	// triggerDue: the trigger was due, and is still: nothing of it was
+	// sent, or what it announced is not all recorded.
+	triggerDue bool
+	// backlogDue: the backlog walk left it due (a page not sent, a
+	// reference not recorded).
+	backlogDue bool
 	// triggerHold is when the trigger is next due after a read that
 	// reached the publisher but whose schedule the State did not take:
 	// Run starts no pass of the source before it, though the State still

@@ -10,6 +10,7 @@ import (
 	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/feed"
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/robots"
 )
 
 // reachDoer is the Doer a trigger is read through: the source's Doer, with
@@ -33,6 +34,16 @@ func (d *reachDoer) Do(req *http.Request) (*http.Response, error) {
 
 // take reports whether a request reached the publisher since the last take.
 func (d *reachDoer) take() bool { return d.reached.Swap(false) }
+
+// reachedBy is take for a read that failed with err. The trace sees every
+// request made on the read's context, a robots.txt fetch the chain makes
+// for it first included: an error saying the read's own request was not
+// sent (its turn at the host not had in time, its robots.txt not asked)
+// overrules what the trace saw.
+func (d *reachDoer) reachedBy(err error) bool {
+	reached := d.take()
+	return reached && !errors.Is(err, fetch.ErrPacingDeadline) && !errors.Is(err, robots.ErrNotSent)
+}
 
 // ours reports whether a trigger read that failed with err, and reached
 // nothing of the publisher's, failed for a reason of ours that may pass: a

@@ -18,7 +18,8 @@ import (
 // State is the [crawl.State] in Redis, shared by every worker of a crawl:
 // per source, its schedule, its pass lease with the pass number and the
 // pass's consecutive failures, the pass's attempt counters, and the
-// references it has announced. Leases and counters are Lua scripts on
+// references it has announced, and its [crawl.Tally] (State is a
+// [crawl.Tallier]). Leases and counters are Lua scripts on
 // Redis's clock (TIME), so a worker whose clock is skewed or jumps can
 // neither take a lease early nor keep one late; the schedule's instants
 // are stored on Redis's clock and read back on the caller's; references
@@ -27,7 +28,10 @@ import (
 // [Store.State]; it is safe for concurrent use.
 type State struct{ s *Store }
 
-var _ crawl.State = (*State)(nil)
+var (
+	_ crawl.State   = (*State)(nil)
+	_ crawl.Tallier = (*State)(nil)
+)
 
 // State returns the Store's crawl state, for crawl.Crawler's State.
 func (s *Store) State() *State { return &State{s} }
@@ -162,16 +166,22 @@ end
 return 1
 `)
 
-// KEYS: pass hash, attempts hash. ARGV: clock (2), pass, "attempt" or
-// "failure", the reference's key or "1"/"0" (failed), retain ms.
+// KEYS: pass hash, attempts hash, tally hash. ARGV: clock (2), pass,
+// "attempt" or "failure", the reference's key or "1"/"0" (failed), retain
+// ms. A read and a deposit failure are counted in the source's tally in
+// the same script.
 var stateCountScript = goredis.NewScript(luaNow + luaFmt + luaLeaseReply + `
 if redis.call('HGET', KEYS[1], 'pass') ~= ARGV[3] then return reply(-1) end
 local n
 if ARGV[4] == 'attempt' then
   n = redis.call('HINCRBY', KEYS[2], ARGV[5], 1)
   redis.call('PEXPIRE', KEYS[2], ARGV[6])
+  redis.call('HINCRBY', KEYS[3], 'reads', 1)
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
 elseif ARGV[5] == '1' then
   n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+  redis.call('HINCRBY', KEYS[3], 'deposit_failures', 1)
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
 else
   redis.call('HSET', KEYS[1], 'failures', 0)
   n = 0
@@ -273,7 +283,7 @@ func (st *State) count(ctx context.Context, op, source string, pass uint64, kind
 		return 0, st.s.fail(op, source, err)
 	}
 	_, lk, ak, _ := st.keys(source)
-	r, err := st.runLease(ctx, stateCountScript, []string{lk, ak}, st.s.now(), strconv.FormatUint(pass, 10), kind, arg, st.retainMS())
+	r, err := st.runLease(ctx, stateCountScript, []string{lk, ak, st.tallyKey(source)}, st.s.now(), strconv.FormatUint(pass, 10), kind, arg, st.retainMS())
 	if err != nil {
 		return 0, st.s.fail(op, source, err)
 	}
@@ -306,7 +316,7 @@ func (st *State) See(ctx context.Context, source string, ref crawl.RefState, now
 	}
 	var out crawl.RefState
 	var created bool
-	err := st.updateRef(ctx, "state see", source, ref.Key, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
+	err := st.updateRef(ctx, "state see", source, ref.Key, nil, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
 		created = !ok
 		if !ok {
 			cur = crawl.RefState{Key: ref.Key, FirstSeen: now}
@@ -318,11 +328,17 @@ func (st *State) See(ctx context.Context, source string, ref crawl.RefState, now
 	return out, created, err
 }
 
-// Settle implements [crawl.State].
+// Settle implements [crawl.State]. A pending reference's outcome is
+// counted in the source's tally in the same transaction as the write.
 func (st *State) Settle(ctx context.Context, source, key string, outcome crawl.Outcome, note string, now time.Time) error {
-	return st.updateRef(ctx, "state settle", source, key, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
+	var d crawl.Tally
+	return st.updateRef(ctx, "state settle", source, key, &d, func(cur crawl.RefState, ok bool) (crawl.RefState, error) {
 		if !ok {
 			return cur, fmt.Errorf("redis: settle %s/%s: unknown reference", source, key)
+		}
+		d = crawl.Tally{}
+		if cur.Outcome == crawl.Pending {
+			d = outcomeTally(outcome)
 		}
 		cur.Outcome, cur.Note, cur.Settled = outcome, note, now
 		return cur, nil
@@ -331,7 +347,10 @@ func (st *State) Settle(ctx context.Context, source, key string, outcome crawl.O
 
 var errNoWrite = errors.New("no write")
 
-func (st *State) updateRef(ctx context.Context, op, source, key string, fn func(crawl.RefState, bool) (crawl.RefState, error)) error {
+// updateRef writes key's reference as fn makes it from the stored one, under
+// WATCH of the source's references; tally, when set, is what fn left in it
+// to add to the source's tally in the same transaction.
+func (st *State) updateRef(ctx context.Context, op, source, key string, tally *crawl.Tally, fn func(crawl.RefState, bool) (crawl.RefState, error)) error {
 	ctx, cancel, err := st.s.call(ctx)
 	defer cancel()
 	if err != nil {
@@ -364,6 +383,9 @@ func (st *State) updateRef(ctx context.Context, op, source, key string, fn func(
 		_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.HSet(ctx, rk, key, b)
 			p.PExpire(ctx, rk, or(st.s.StateRetain, DefaultStateRetain))
+			if tally != nil {
+				st.addTally(ctx, p, source, *tally)
+			}
 			return nil
 		})
 		return err
@@ -437,5 +459,97 @@ func (st *State) Forget(ctx context.Context, source string) error {
 		return st.s.fail("state forget", source, err)
 	}
 	sk, _, ak, rk := st.keys(source)
-	return st.s.fail("state forget", source, st.s.Client.Del(ctx, sk, ak, rk).Err())
+	return st.s.fail("state forget", source, st.s.Client.Del(ctx, sk, ak, rk, st.tallyKey(source)).Err())
+}
+
+// tallyKey is the source's tally: a hash of counters, one field each (see
+// tallyFields), in the source's slot.
+func (st *State) tallyKey(source string) string { return st.s.key("tally", source) }
+
+// tallyFields are a tally's counters by their field names.
+func tallyFields(t *crawl.Tally) []struct {
+	name string
+	n    *int
+} {
+	return []struct {
+		name string
+		n    *int
+	}{
+		{"reads", &t.Reads}, {"trigger_reads", &t.TriggerReads}, {"not_modified", &t.NotModified},
+		{"robots_reads", &t.RobotsReads}, {"image_reads", &t.ImageReads}, {"deposits", &t.Deposits},
+		{"excerpts", &t.Excerpts}, {"excluded", &t.Excluded}, {"mismatches", &t.Mismatches},
+		{"refusals", &t.Refusals}, {"failures", &t.Failures}, {"deposit_failures", &t.DepositFailures},
+	}
+}
+
+// addTally queues on p the increments of d's counters that are not zero.
+func (st *State) addTally(ctx context.Context, p goredis.Pipeliner, source string, d crawl.Tally) {
+	if d == (crawl.Tally{}) {
+		return
+	}
+	k := st.tallyKey(source)
+	for _, f := range tallyFields(&d) {
+		if *f.n != 0 {
+			p.HIncrBy(ctx, k, f.name, int64(*f.n))
+		}
+	}
+	p.PExpire(ctx, k, or(st.s.StateRetain, DefaultStateRetain))
+}
+
+// AddTally implements [crawl.Tallier]: the increments in one MULTI.
+func (st *State) AddTally(ctx context.Context, source string, d crawl.Tally) error {
+	if d == (crawl.Tally{}) {
+		return nil
+	}
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return st.s.fail("state add tally", source, err)
+	}
+	_, err = st.s.Client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		st.addTally(ctx, p, source, d)
+		return nil
+	})
+	return st.s.fail("state add tally", source, err)
+}
+
+// Tally implements [crawl.Tallier].
+func (st *State) Tally(ctx context.Context, source string) (crawl.Tally, error) {
+	ctx, cancel, err := st.s.call(ctx)
+	defer cancel()
+	if err != nil {
+		return crawl.Tally{}, st.s.fail("state tally", source, err)
+	}
+	m, err := st.s.Client.HGetAll(ctx, st.tallyKey(source)).Result()
+	if err != nil {
+		return crawl.Tally{}, st.s.fail("state tally", source, err)
+	}
+	var t crawl.Tally
+	for _, f := range tallyFields(&t) {
+		v, ok := m[f.name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return crawl.Tally{}, st.s.fail("state tally", source, fmt.Errorf("%w: tally field %s is %q", ErrCorrupt, f.name, v))
+		}
+		*f.n = n
+	}
+	return t, nil
+}
+
+// outcomeTally is the tally of one reference settled as o.
+func outcomeTally(o crawl.Outcome) crawl.Tally {
+	switch o {
+	case crawl.Deposited:
+		return crawl.Tally{Deposits: 1}
+	case crawl.Excerpted:
+		return crawl.Tally{Excerpts: 1}
+	case crawl.Excluded:
+		return crawl.Tally{Excluded: 1}
+	case crawl.Mismatch:
+		return crawl.Tally{Mismatches: 1}
+	}
+	return crawl.Tally{}
 }

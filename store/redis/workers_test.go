@@ -187,7 +187,7 @@ func (r *crawlRun) wait(d time.Duration) {
 				r.t.Errorf("worker %d: %v", i, err)
 			}
 		case <-deadline:
-			r.t.Fatalf("workers still running after %v; finished %d of %d sources", d, r.finished(), len(r.cfg.Sites))
+			r.t.Fatalf("workers still running after %v; finished %d of %d sources%s", d, r.finished(), len(r.cfg.Sites), r.unfinished())
 		}
 	}
 }
@@ -199,6 +199,70 @@ func killed(err error) bool {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// unfinished says, one a line, what Redis holds of the first sources no
+// worker has finished (their schedule and references), and how their last
+// passes failed.
+func (r *crawlRun) unfinished() string {
+	c := r.client()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done, err := c.SMembers(ctx, r.cfg.Prefix+"test:done").Result()
+	if err != nil {
+		return "; redis: " + err.Error()
+	}
+	finished := map[string]bool{}
+	for _, s := range done {
+		finished[s] = true
+	}
+	st := (&Store{Client: c, Prefix: r.cfg.Prefix}).State()
+	var b strings.Builder
+	n := 0
+	for _, src := range r.cfg.Sites {
+		if finished[src] {
+			continue
+		}
+		if n++; n > 3 {
+			break
+		}
+		sc, err := st.Schedule(ctx, src)
+		refs, rerr := st.Refs(ctx, src)
+		fmt.Fprintf(&b, "\n  %s: schedule %+v (err %v), %d references (err %v):", src, sc, err, len(refs), rerr)
+		for _, ref := range refs {
+			fmt.Fprintf(&b, " %s=%v", ref.Key, ref.Outcome)
+		}
+		r.mu.Lock()
+		errs := []passErr{}
+		for _, e := range r.errs {
+			if e.source == src {
+				errs = append(errs, e)
+			}
+		}
+		var traces []trace
+		for _, e := range r.traces[src] {
+			if !strings.HasPrefix(e.what, "get:") {
+				traces = append(traces, e)
+			}
+		}
+		requests := 0
+		for _, q := range r.web.Requests() {
+			if q.Host == src {
+				requests++
+			}
+		}
+		r.mu.Unlock()
+		fmt.Fprintf(&b, "\n    %d requests reached the host", requests)
+		for _, e := range traces[max(0, len(traces)-6):] {
+			fmt.Fprintf(&b, "\n    %s worker %d %s", e.at.Format("15:04:05.000"), e.worker, e.what)
+		}
+		for _, e := range errs[max(0, len(errs)-3):] {
+			fmt.Fprintf(&b, "\n    %s worker %d pass failed: %s", e.at.Format("15:04:05.000"), e.worker, e.msg)
+		}
+		fmt.Fprintf(&b, "\n    %d passes failed", len(errs))
+	}
+	return b.String()
 }
 
 func (r *crawlRun) finished() int {
@@ -215,7 +279,8 @@ func (r *crawlRun) finished() int {
 // as many connections as workers), and every article of a well-behaved site
 // requested exactly once (at most twice with a worker killed: an article it
 // was reading when it died is read again by another, an interval later at
-// least, which the audit checks).
+// least, which the audit checks; at most twice too on a source a pass of
+// which failed, whose Settle may not have answered).
 //
 // With unreached set, an article never requested is allowed on a host
 // whose robots.txt record in Redis says no response arrived (see
@@ -264,7 +329,13 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 			kinds["other"]++
 		}
 	}
-	bad, skipped := 0, map[string]bool{}
+	bad, skipped, retried := 0, map[string]bool{}, 0
+	failed := map[string]bool{} // sources a pass of which ended in an error
+	r.mu.Lock()
+	for _, e := range r.errs {
+		failed[e.source] = true
+	}
+	r.mu.Unlock()
 	rc := r.client()
 	defer rc.Close()
 	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
@@ -279,10 +350,22 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 				continue
 			}
 		}
+		most := maxReads
+		if failed[s.Name] && most < 2 {
+			// A pass of the source failed (a Redis call that timed out, a
+			// lease that ran out before its renewal, both on a loaded
+			// machine): an article it read may not be recorded as
+			// deposited (Settle did not answer), or another worker's pass
+			// may have begun while its last request was in flight, and
+			// the article is read again (V12: retried on the next pass).
+			// Once more at most; never no read.
+			most = 2
+			retried++
+		}
 		for _, a := range s.Articles {
-			if n := reads[s.Name+a.Path]; n < 1 || n > maxReads {
+			if n := reads[s.Name+a.Path]; n < 1 || n > most {
 				if bad++; bad <= 5 {
-					r.t.Errorf("%s%s requested %d times, want 1 to %d%s", s.Name, a.Path, n, maxReads, r.tracesOf(s.Name, a.Path))
+					r.t.Errorf("%s%s requested %d times, want 1 to %d%s", s.Name, a.Path, n, most, r.tracesOf(s.Name, a.Path))
 				}
 			}
 		}
@@ -296,7 +379,8 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 		by[w]++
 	}
 	r.mu.Unlock()
-	r.t.Logf("%d requests to %d hosts (%v), 0 violations; sources finished per worker: %v", rep.Requests, rep.Hosts, kinds, by)
+	r.t.Logf("%d requests to %d hosts (%v), 0 violations; sources finished per worker: %v; %d well-behaved sources with a failed pass (an article read twice allowed)",
+		rep.Requests, rep.Hosts, kinds, by, retried)
 	if len(skipped) > 0 {
 		r.t.Logf("%d well-behaved hosts not read: robots.txt recorded as unreachable (the chain's own wait for the slot a dead worker held timed out)", len(skipped))
 	}
@@ -306,7 +390,8 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 // TestWorkers_P1_ThreeProcessesOneBudget: three worker processes, each with
 // its own fetch client and crawler over one redis-server, crawl one web of
 // publishers (a tenth rude): the auditor finds no violation across all of
-// them, and every article is read once.
+// them, and every article is read once (twice at most on a source a pass
+// of which failed: see audit).
 func TestWorkers_P1_ThreeProcessesOneBudget(t *testing.T) {
 	r := newCrawlRun(t, workerHosts(), false)
 	for id := range 3 {
@@ -489,7 +574,7 @@ func (r *crawlRun) tracesOf(host, path string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	refs, err := rc.HGetAll(ctx, r.cfg.Prefix+"refs:{"+host+"}").Result()
 	cancel()
-	rc.Close()
+	defer rc.Close()
 	for k, v := range refs {
 		if strings.Contains(k+v, path) {
 			fmt.Fprintf(&b, "\n  ref %s: %s", k, v)
@@ -498,18 +583,32 @@ func (r *crawlRun) tracesOf(host, path string) string {
 	if err != nil {
 		fmt.Fprintf(&b, "\n  refs: %v", err)
 	}
+	// The host's robots.txt record: a fetch that got no answer in time
+	// disallows the host until it is asked again.
+	rs := (&Store{Client: rc, Prefix: r.cfg.Prefix, RobotsFetchLease: time.Millisecond}).Robots()
+	if rec, ok, err := rs.Get(context.Background(), host); err != nil || ok {
+		fmt.Fprintf(&b, "\n  robots.txt record: %v %d %q (err %v)", rec.Outcome, rec.Status, rec.Failure, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, q := range r.web.Requests() {
-		if q.Host == host && strings.HasPrefix(q.Path, "/feed") {
+		if q.Host == host && (strings.HasPrefix(q.Path, "/feed") || q.Path == "/robots.txt") {
 			fmt.Fprintf(&b, "\n  %s %s answered %d (If-None-Match %q)", q.Arrived.Format("15:04:05.000"), q.Path, q.Status, q.Header.Get("If-None-Match"))
 		}
+	}
+	for _, e := range r.errs {
+		if e.source == host {
+			fmt.Fprintf(&b, "\n  %s worker %d pass failed: %s", e.at.Format("15:04:05.000"), e.worker, e.msg)
+		}
+	}
+	if w, ok := r.done[host]; ok {
+		fmt.Fprintf(&b, "\n  finished by worker %d", w)
 	}
 	for _, e := range r.traces[host] {
 		if strings.HasPrefix(e.what, "get:") {
 			continue
 		}
-		if strings.Contains(e.what, path) || !strings.Contains(e.what, "https://") {
+		if strings.Contains(e.what, path) || strings.Contains(e.what, "/feed") || !strings.Contains(e.what, "https://") {
 			fmt.Fprintf(&b, "\n  %s worker %d %s", e.at.Format("15:04:05.000"), e.worker, e.what)
 		}
 	}
