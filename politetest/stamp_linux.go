@@ -13,13 +13,17 @@ import (
 var exact struct {
 	once sync.Once
 	ok   bool
+	pin  net.Conn // the probe's server end, kept open while the process runs
 }
 
 // exactStarts probes, once, whether the kernel stamps what a loopback
 // connection reads: some sandboxes and old kernels accept SO_TIMESTAMPNS
 // and never deliver a stamp. The probe also switches the kernel's
 // timestamping on ahead of the first web, which it does only a moment
-// after a socket first asks.
+// after a socket first asks. The kernel switches it off again, as lazily,
+// once no socket asks any more: so a probe that succeeds keeps its server
+// end open for the life of the process, or a web opened just after it
+// would read its first requests unstamped while the switch turned back on.
 func exactStarts() bool {
 	exact.once.Do(func() { exact.ok = probeStamps() })
 	return exact.ok
@@ -31,7 +35,14 @@ func probeStamps() bool {
 		return false
 	}
 	defer cli.Close()
-	defer srv.Close()
+	pinned := false
+	defer func() {
+		if pinned {
+			exact.pin = srv
+		} else {
+			srv.Close()
+		}
+	}()
 	s, ok := srv.(receiveStamper)
 	if !ok {
 		return false
@@ -46,6 +57,7 @@ func probeStamps() bool {
 			return false
 		}
 		if _, ok := s.markRequest(); ok {
+			pinned = true
 			return true
 		}
 		time.Sleep(time.Millisecond) // the kernel's switch is deferred work
