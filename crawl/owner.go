@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/politefetch/politefetch/internal/procid"
 )
 
 // ownerID is a lease owner's identity as the Crawler writes it when Owner is
@@ -81,9 +83,13 @@ func newOwner() ownerID {
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	o := ownerID{host: h, pid: os.Getpid(), id: hex.EncodeToString(b[:])}
-	o.start, o.boot, o.pidns = selfProcess()
-	return o
+	p := procid.Self()
+	return ownerID{host: h, pid: p.PID, start: p.Start, boot: p.Boot, pidns: p.PIDNS, id: hex.EncodeToString(b[:])}
+}
+
+// process is the identity o names, as internal/procid judges it.
+func (o ownerID) process() procid.Process {
+	return procid.Process{Boot: o.boot, PIDNS: o.pidns, PID: o.pid, Start: o.start}
 }
 
 // ownerGone reports whether the lease owner named s is a process of this
@@ -94,11 +100,8 @@ func newOwner() ownerID {
 // platform without /proc — is not gone: that lease is left to expire.
 func ownerGone(self ownerID, s string) bool {
 	o, ok := parseOwner(s)
-	if !ok || o.host != self.host || o.boot == "" || o.boot != self.boot || o.pidns == "" || o.pidns != self.pidns || o.start == "" {
+	if !ok || o.host != self.host {
 		return false
 	}
-	if o.pid == self.pid {
-		return o.start != self.start // this process's pid, worn by an earlier one
-	}
-	return processGone(o.pid, o.start)
+	return procid.Ended(self.process(), o.process())
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/internal/procid"
 	"github.com/politefetch/politefetch/politetest"
 )
 
@@ -46,12 +47,12 @@ func startChild(t *testing.T) (id ownerID, stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	start, _, err := procStat(cmd.Process.Pid)
+	p, err := procid.Of(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	self := newOwner()
-	return ownerID{host: self.host, pid: cmd.Process.Pid, start: start, boot: self.boot, pidns: self.pidns, id: "0123456789ab"}, stop
+	return ownerID{host: self.host, pid: p.PID, start: p.Start, boot: p.Boot, pidns: p.PIDNS, id: "0123456789ab"}, stop
 }
 
 func requireProc(t *testing.T) ownerID {
