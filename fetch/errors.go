@@ -331,9 +331,10 @@ func unprefixed(err error) string {
 }
 
 // ErrPacingDeadline is matched (errors.Is) by the error of a request whose
-// context's deadline came while it waited for its host's turn in the pacer,
-// or would come before that turn (then the request fails at once): nothing
-// was sent. The error matches context.DeadlineExceeded as well.
+// context's deadline came while it waited for its host's turn in the pacer
+// or for its host's robots.txt to be read, or would come before that turn
+// (then the request fails at once): nothing of its own was sent. The error
+// matches context.DeadlineExceeded as well.
 var ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
 
 // pacingDeadlineError is a deadline met in the pacer's queue.
@@ -347,6 +348,19 @@ func (e *pacingDeadlineError) Error() string {
 }
 
 func (e *pacingDeadlineError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
+
+// robotsDeadlineError is a deadline met while the host's robots.txt was
+// still being read (for this request or another): the request was not sent.
+type robotsDeadlineError struct {
+	host string
+	err  error // the context's error
+}
+
+func (e *robotsDeadlineError) Error() string {
+	return "fetch: deadline reached while waiting for " + e.host + "'s robots.txt to be read: nothing was sent"
+}
+
+func (e *robotsDeadlineError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
 
 // waitError returns the error of a pacer wait that ended with err: a deadline
 // says that it was met while waiting for host's turn.
