@@ -103,8 +103,9 @@ type DB struct {
 	depQ    chan *depReq  // deposits waiting for the group committer
 	depDone chan struct{} // the group committer has ended
 
-	wq    chan *writeJob // writes waiting for the write committer
-	wDone chan struct{}  // the write committer has ended
+	wq     chan *writeJob // writes waiting for the write committer
+	wDone  chan struct{}  // the write committer has ended
+	writes atomic.Int64   // writes submitted, for the benchmarks
 
 	starts pendingStarts // the schedule's starts to be reported at release
 	proc   string        // this process's identity, written beside its schedule leases (see proc.go)
@@ -267,6 +268,7 @@ func (db *DB) submit(ctx context.Context, j *writeJob) error {
 		return err
 	}
 	j.done = make(chan struct{})
+	db.writes.Add(1)
 	select {
 	case db.wq <- j:
 	case <-db.stop:
