@@ -13,7 +13,8 @@ type Validator struct {
 	LastModified string // the Last-Modified header, as received
 	// Length is the body's length as read from the wire when the
 	// validators were kept, which a 304 to them saves reading again
-	// (Event.Saved); 0 when not known. A store may leave it out.
+	// (Event.Saved); 0 when not known. A ValidatorStore keeps it with the
+	// validators (fetchtest.Run checks that it does).
 	Length int64
 }
 

@@ -35,7 +35,9 @@ func Run(t *testing.T, newStore func(t *testing.T) fetch.ValidatorStore) {
 	t.Run("PutGetReplaceDelete", func(t *testing.T) {
 		s := newStore(t)
 		key := "https://a.example/feed.xml"
-		v1 := fetch.Validator{ETag: `"abc"`, LastModified: "Mon, 02 Jan 2006 15:04:05 GMT"}
+		// Length is kept with the validators (what a 304 to them saves),
+		// and a second Put without one replaces it.
+		v1 := fetch.Validator{ETag: `"abc"`, LastModified: "Mon, 02 Jan 2006 15:04:05 GMT", Length: 123456}
 		v2 := fetch.Validator{ETag: `W/"def"`}
 		if err := s.Put(ctx, key, v1); err != nil {
 			t.Fatal(err)

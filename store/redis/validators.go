@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"strconv"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // Validators is the [fetch.ValidatorStore] in Redis: one hash per URL with
-// its ETag and Last-Modified, kept ValidatorRetain after it was last
+// its ETag, Last-Modified and body length, kept ValidatorRetain after it was last
 // stored. Get one from [Store.Validators]; it is safe for concurrent use.
 type Validators struct{ s *Store }
 
@@ -32,7 +33,14 @@ func (v *Validators) Get(ctx context.Context, key string) (fetch.Validator, bool
 	if len(m) == 0 {
 		return fetch.Validator{}, false, nil
 	}
-	return fetch.Validator{ETag: m["etag"], LastModified: m["last_modified"]}, true, nil
+	// length is absent in a hash written before it was kept, and then 0,
+	// as is a value that is not a non-negative integer: a 304 to these
+	// validators then says it saved nothing it knows of.
+	n, err := strconv.ParseInt(m["length"], 10, 64)
+	if err != nil || n < 0 {
+		n = 0
+	}
+	return fetch.Validator{ETag: m["etag"], LastModified: m["last_modified"], Length: n}, true, nil
 }
 
 // Put implements [fetch.ValidatorStore].
@@ -45,7 +53,7 @@ func (v *Validators) Put(ctx context.Context, key string, val fetch.Validator) e
 	k := v.s.key("val", key)
 	_, err = v.s.Client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Del(ctx, k)
-		p.HSet(ctx, k, "etag", val.ETag, "last_modified", val.LastModified)
+		p.HSet(ctx, k, "etag", val.ETag, "last_modified", val.LastModified, "length", strconv.FormatInt(max(val.Length, 0), 10))
 		p.PExpire(ctx, k, or(v.s.ValidatorRetain, DefaultValidatorRetain))
 		return nil
 	})

@@ -216,11 +216,17 @@ SELECT d.id AS deposit_id,
 	END AS proof
 FROM deposit d;
 `,
+	// 10: the wire length of the body each URL's validators were kept
+	// from (fetch.Validator.Length: what a 304 to them saves); 0 where not
+	// known, as for the rows stored before.
+	`
+ALTER TABLE validators ADD COLUMN length INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

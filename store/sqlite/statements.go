@@ -43,8 +43,8 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.ledgerDelete, true, `DELETE FROM ledger WHERE key = ?1 AND rev = ?2`},
 		{&s.ledgerSweep, true, `DELETE FROM ledger WHERE key IN (SELECT key FROM ledger WHERE strikes = 0 AND suspended = 0 AND until_ns <= ?1 LIMIT ?2)`},
 
-		{&s.valGet, false, `SELECT etag, last_modified FROM validators WHERE url = ?1`},
-		{&s.valPut, true, `INSERT INTO validators (url, etag, last_modified, stored_ns) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, stored_ns = excluded.stored_ns`},
+		{&s.valGet, false, `SELECT etag, last_modified, length FROM validators WHERE url = ?1`},
+		{&s.valPut, true, `INSERT INTO validators (url, etag, last_modified, stored_ns, length) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, stored_ns = excluded.stored_ns, length = excluded.length`},
 		{&s.valDelete, true, `DELETE FROM validators WHERE url = ?1`},
 		{&s.valSweep, true, `DELETE FROM validators WHERE url IN (SELECT url FROM validators WHERE stored_ns < ?1 LIMIT ?2)`},
 

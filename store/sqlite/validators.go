@@ -26,7 +26,7 @@ func (s *ValidatorStore) Get(ctx context.Context, key string) (fetch.Validator, 
 		return fetch.Validator{}, false, err
 	}
 	var v fetch.Validator
-	err := s.db.stmts.valGet.QueryRowContext(ctx, key).Scan(&v.ETag, &v.LastModified)
+	err := s.db.stmts.valGet.QueryRowContext(ctx, key).Scan(&v.ETag, &v.LastModified, &v.Length)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fetch.Validator{}, false, nil
 	}
@@ -42,7 +42,7 @@ func (s *ValidatorStore) Put(ctx context.Context, key string, v fetch.Validator)
 	if err := s.db.check("validator put", key); err != nil {
 		return err
 	}
-	_, err := s.db.exec(ctx, "validator put", key, s.db.stmts.valPut, key, v.ETag, v.LastModified, toNS(s.db.clk.Now()))
+	_, err := s.db.exec(ctx, "validator put", key, s.db.stmts.valPut, key, v.ETag, v.LastModified, toNS(s.db.clk.Now()), max(v.Length, 0))
 	return err
 }
 
