@@ -126,6 +126,7 @@
 //	etag           TEXT              the ETag header as received, or ''
 //	last_modified  TEXT              the Last-Modified header as received, or ''
 //	stored_ns      INTEGER           when they were last stored
+//	length         INTEGER           the body's wire length they were kept from, 0 if not known
 //
 // schedule, one row per host being paced:
 //
