@@ -108,7 +108,7 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 	}
 
 	client, db, err := openClient(ctx, cfg, *storePath, &nf,
-		fetch.WithLedgerEvents(obs.ledgerEvent), fetch.WithLogger(logger))
+		fetch.WithLedgerEvents(obs.ledgerEvent), fetch.WithObserver(obs.requestEvent), fetch.WithLogger(logger))
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}

@@ -110,6 +110,19 @@ func TestCrawl_SIGINTThenRestart_S4_NoLostDepositNoRequestInCooldown(t *testing.
 			t.Errorf("metric %s missing", name)
 		}
 	}
+	// The fetch client's own events reach the metrics (fetch.WithObserver):
+	// three deposits mean robots.txt was fetched, and a feed or an article
+	// waited for its host's slot after it.
+	if f := families["politecrawl_pacing_wait_seconds"]; f == nil || f.GetMetric()[0].GetHistogram().GetSampleCount() == 0 {
+		t.Errorf("no pacing wait observed: %v", f)
+	}
+	robotsFetches := 0.0
+	for _, m := range families["politecrawl_robots_fetches_total"].GetMetric() {
+		robotsFetches += m.GetCounter().GetValue()
+	}
+	if robotsFetches < 1 {
+		t.Errorf("%v robots.txt fetches counted after three deposits", robotsFetches)
+	}
 	for name, f := range families {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {

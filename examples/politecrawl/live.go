@@ -36,6 +36,12 @@ func statusLine(s snapshot, elapsed time.Duration) string {
 	fmt.Fprintf(&b, "%s  due %d  in pass %d | deposited %d  excerpts %d  failed %d  refused %d | hosts cooling %d  suspended %d | %d reads, %.1f/s (bound %.1f/s on %d hosts) | 304 %d",
 		elapsed.Truncate(time.Second), s.Due, s.InPass, s.Deposited, s.Excerpted, s.Failed, s.Refused,
 		s.Cooling, s.Suspended, s.Requests, s.Rate, s.Bound, s.ActiveHosts, s.NotModified)
+	if s.WaitingFor != "" {
+		fmt.Fprintf(&b, " | waiting for %s's slot", s.WaitingFor)
+		if s.WaitingOthers > 0 {
+			fmt.Fprintf(&b, " (+%d more)", s.WaitingOthers)
+		}
+	}
 	return b.String()
 }
 

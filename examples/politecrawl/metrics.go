@@ -2,13 +2,13 @@ package main
 
 // What the crawl did, counted once and shown three ways: the live view on a
 // terminal, Prometheus metrics (-metrics), and the summary at the end. An
-// observer receives the crawler's events (crawl.Crawler.OnEvent) and the
-// refusal ledger's (fetch.WithLedgerEvents), the two hooks the library
-// offers, and keeps per-state tallies. Reads are the ones the crawler
-// reports: trigger reads, 304s and article reads; the library reports no
-// robots.txt fetch, backlog page or pacing wait to a hook, so none is
-// counted. Labels are bounded sets (status classes, reasons, event kinds,
-// states), never a URL or a host.
+// observer receives the crawler's events (crawl.Crawler.OnEvent), the
+// refusal ledger's (fetch.WithLedgerEvents) and the fetch client's for each
+// request (fetch.WithObserver: see requests.go), and keeps per-state
+// tallies. Reads are the ones the crawler reports: trigger reads, 304s and
+// article reads; robots.txt fetches and pacing waits come from the client.
+// Labels are bounded sets (status classes, reasons, event kinds, states),
+// never a URL or a host.
 
 import (
 	"context"
@@ -31,25 +31,29 @@ type observer struct {
 	clock    func() time.Time
 	interval time.Duration // the policy's per-host interval: the bound
 
-	mu          sync.Mutex
-	requests    int64
-	wire        int64
-	notModified int64
-	byClass     map[string]int64
-	refusals    map[string]int64
-	deposited   int64
-	excerpted   int64
-	failed      int64
-	abandoned   int64 // reads cut short by the run's end (Ctrl-C)
-	refused     int64
-	excluded    int64
-	passes      int64
-	due         int                  // active sources due now and not in a pass (set by watchDue)
-	inPass      map[string]bool      // sources in a pass now
-	cooling     map[string]time.Time // host → cool-down end
-	suspended   map[string]time.Time // host → next re-check
-	recent      []time.Time          // request ends in the last window
-	recentHosts map[string]time.Time // host → last request end
+	mu            sync.Mutex
+	requests      int64
+	wire          int64
+	notModified   int64
+	byClass       map[string]int64
+	refusals      map[string]int64
+	deposited     int64
+	excerpted     int64
+	failed        int64
+	abandoned     int64 // reads cut short by the run's end (Ctrl-C)
+	refused       int64
+	excluded      int64
+	passes        int64
+	due           int                    // active sources due now and not in a pass (set by watchDue)
+	inPass        map[string]bool        // sources in a pass now
+	cooling       map[string]time.Time   // host → cool-down end
+	suspended     map[string]time.Time   // host → next re-check
+	recent        []time.Time            // request ends in the last window
+	recentHosts   map[string]time.Time   // host → last request end
+	waiting       map[string]waitingHost // host → the requests waiting for its slot (see requests.go)
+	waitingReqs   map[string]int         // host and URL → requests waiting
+	savedBy304    int64                  // wire bytes 304s saved
+	robotsFetches int64
 
 	m *promMetrics // nil without -metrics
 }
@@ -62,7 +66,7 @@ func newObserver(interval time.Duration, now func() time.Time) *observer {
 		clock: now, interval: interval,
 		byClass: map[string]int64{}, refusals: map[string]int64{},
 		inPass: map[string]bool{}, cooling: map[string]time.Time{}, suspended: map[string]time.Time{},
-		recentHosts: map[string]time.Time{},
+		recentHosts: map[string]time.Time{}, waiting: map[string]waitingHost{}, waitingReqs: map[string]int{},
 	}
 }
 
@@ -273,6 +277,12 @@ type snapshot struct {
 	Due, InPass, Cooling, Suspended, ActiveHosts int
 	Rate, Bound                                  float64 // requests per second now, and the politeness bound for the hosts active
 	Refusals                                     map[string]int64
+	// WaitingFor is the host requests have waited for longest, "" when
+	// none waits; WaitingOthers how many other hosts have requests waiting.
+	WaitingFor    string
+	WaitingOthers int
+	Saved         int64 // wire bytes 304s saved
+	RobotsFetches int64
 }
 
 func (o *observer) snapshot() snapshot {
@@ -284,8 +294,9 @@ func (o *observer) snapshot() snapshot {
 		Requests: o.requests, Wire: o.wire, NotModified: o.notModified,
 		Deposited: o.deposited, Excerpted: o.excerpted, Failed: o.failed, Abandoned: o.abandoned, Refused: o.refused,
 		Excluded: o.excluded, Passes: o.passes, Due: o.due, InPass: len(o.inPass), ActiveHosts: len(o.recentHosts),
-		Refusals: map[string]int64{},
+		Refusals: map[string]int64{}, Saved: o.savedBy304, RobotsFetches: o.robotsFetches,
 	}
+	s.WaitingFor, s.WaitingOthers = o.longestWait()
 	for h, t := range o.cooling {
 		if t.After(now) {
 			s.Cooling++
@@ -331,6 +342,7 @@ type promMetrics struct {
 	hosts       *prometheus.GaugeVec
 	inPass      prometheus.Gauge
 	due         prometheus.Gauge
+	requestMetrics
 }
 
 func newPromMetrics() *promMetrics {
@@ -348,7 +360,8 @@ func newPromMetrics() *promMetrics {
 	m.hosts = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "politecrawl_hosts", Help: "Hosts by state: cooling down, suspended, active in the last 10 s."}, []string{"state"})
 	m.inPass = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_in_pass", Help: "Sources in a pass now."})
 	m.due = prometheus.NewGauge(prometheus.GaugeOpts{Name: "politecrawl_sources_due", Help: "Active sources due for a pass and not in one."})
-	for _, c := range []prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass, m.due} {
+	m.requestMetrics = newRequestMetrics()
+	for _, c := range append([]prometheus.Collector{m.requests, m.responses, m.refusals, m.wire, m.notModified, m.deposits, m.passes, m.events, m.ledger, m.hosts, m.inPass, m.due}, m.collectors()...) {
 		f(c)
 	}
 	return m
