@@ -9,6 +9,11 @@
 // is never judged ended: the lease it holds is left to expire.
 package procid
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Process is one process's identity. A zero field is one the platform
 // could not tell.
 type Process struct {
@@ -46,3 +51,27 @@ func Ended(self, p Process) bool {
 // machine's boot and pid namespace, and pid's start time. It fails where
 // the platform cannot tell a process's start.
 func Of(pid int) (Process, error) { return of(pid) }
+
+// String is p as "boot:pidns:pid:start", the form a store writes beside a
+// lease; "" unless p is Known (or a field holds a colon).
+func (p Process) String() string {
+	if !p.Known() || strings.Contains(p.Boot+p.PIDNS+p.Start, ":") {
+		return ""
+	}
+	return p.Boot + ":" + p.PIDNS + ":" + strconv.Itoa(p.PID) + ":" + p.Start
+}
+
+// Parse reads an identity written by String; ok is false for anything
+// else ("" included).
+func Parse(s string) (p Process, ok bool) {
+	f := strings.Split(s, ":")
+	if len(f) != 4 {
+		return Process{}, false
+	}
+	pid, err := strconv.Atoi(f[2])
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != f[2] {
+		return Process{}, false
+	}
+	p = Process{Boot: f[0], PIDNS: f[1], PID: pid, Start: f[3]}
+	return p, p.Known()
+}
