@@ -337,36 +337,33 @@ func unprefixed(err error) string {
 // matches context.DeadlineExceeded as well.
 var ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
 
-// pacingDeadlineError is a deadline met in the pacer's queue.
+// pacingDeadlineError is a deadline met while a request waited, before
+// anything of its own was sent: for its host's turn in the pacer, or for
+// its host's robots.txt to be read (for it or for another request).
 type pacingDeadlineError struct {
 	host string
-	err  error // the context's error
+	wait string // what it waited for, after the host's name
+	err  error  // the context's error
 }
 
 func (e *pacingDeadlineError) Error() string {
-	return "fetch: deadline reached while waiting for " + e.host + "'s turn (its pacing interval): nothing was sent"
+	return "fetch: deadline reached while waiting for " + e.host + "'s " + e.wait + ": nothing was sent"
 }
 
 func (e *pacingDeadlineError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
 
-// robotsDeadlineError is a deadline met while the host's robots.txt was
-// still being read (for this request or another): the request was not sent.
-type robotsDeadlineError struct {
-	host string
-	err  error // the context's error
-}
+// What a request waits for before it is sent (pacingDeadlineError.wait).
+const (
+	waitTurn   = "turn (its pacing interval)"
+	waitRobots = "robots.txt to be read"
+)
 
-func (e *robotsDeadlineError) Error() string {
-	return "fetch: deadline reached while waiting for " + e.host + "'s robots.txt to be read: nothing was sent"
-}
-
-func (e *robotsDeadlineError) Unwrap() []error { return []error{ErrPacingDeadline, e.err} }
-
-// waitError returns the error of a pacer wait that ended with err: a deadline
-// says that it was met while waiting for host's turn.
-func waitError(host string, err error) error {
+// waitError returns the error of a wait for host's wait (waitTurn,
+// waitRobots) that ended with err: a deadline says what it was met
+// waiting for; any other error is returned as it is.
+func waitError(host, wait string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &pacingDeadlineError{host: host, err: err}
+		return &pacingDeadlineError{host: host, wait: wait, err: err}
 	}
 	return err
 }

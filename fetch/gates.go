@@ -66,10 +66,7 @@ func (g *robotsGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := g.Robots.Allow(ctx, req.URL); err != nil {
 		closeBody(req)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, &robotsDeadlineError{host: host, err: err}
-			}
-			return nil, err
+			return nil, waitError(host, waitRobots, err)
 		}
 		return nil, robotsFailure(host, req.URL, err)
 	}

@@ -440,7 +440,7 @@ func (p *pacer) roundTrip(nextRT http.RoundTripper, req *http.Request) (*http.Re
 		if since := p.openSince(key); !since.IsZero() && errors.Is(err, context.DeadlineExceeded) {
 			return nil, &openBodyError{host: key, since: since, err: err}
 		}
-		return nil, waitError(key, err)
+		return nil, waitError(key, waitTurn, err)
 	}
 	if req.URL.Path == "/robots.txt" {
 		p.markRobots(key)

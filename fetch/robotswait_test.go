@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ func TestRobots_DeadlineWhileRobotsTxtIsReadSendsNothing(t *testing.T) {
 	}
 	if !errors.Is(err, ErrPacingDeadline) {
 		t.Fatalf("Get = %v: does not say the page was not sent (ErrPacingDeadline)", err)
+	}
+	if want := "fetch: deadline reached while waiting for slow.example's robots.txt to be read: nothing was sent"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Get = %v, want it to say %q", err, want)
 	}
 	var re *RefusedError
 	if errors.As(err, &re) {
