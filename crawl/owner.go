@@ -20,19 +20,16 @@ import (
 //
 // The fields a platform cannot tell are left out (see ownerGone).
 type ownerID struct {
-	host  string
-	pid   int
-	start string // the process's start, in clock ticks since boot (/proc/PID/stat)
-	boot  string // /proc/sys/kernel/random/boot_id
-	pidns string // the pid namespace's inode (/proc/self/ns/pid)
-	id    string
+	host string
+	proc procid.Process // pid, start, boot and pidns
+	id   string
 }
 
 func (o ownerID) String() string {
 	var b strings.Builder
 	b.WriteString(o.host)
-	fmt.Fprintf(&b, " pid=%d", o.pid)
-	for _, f := range [][2]string{{"start", o.start}, {"boot", o.boot}, {"pidns", o.pidns}, {"id", o.id}} {
+	fmt.Fprintf(&b, " pid=%d", o.proc.PID)
+	for _, f := range [][2]string{{"start", o.proc.Start}, {"boot", o.proc.Boot}, {"pidns", o.proc.PIDNS}, {"id", o.id}} {
 		if f[1] != "" {
 			fmt.Fprintf(&b, " %s=%s", f[0], f[1])
 		}
@@ -59,20 +56,20 @@ func parseOwner(s string) (o ownerID, ok bool) {
 			if err != nil || n <= 0 {
 				return ownerID{}, false
 			}
-			o.pid = n
+			o.proc.PID = n
 		case "start":
-			o.start = v
+			o.proc.Start = v
 		case "boot":
-			o.boot = v
+			o.proc.Boot = v
 		case "pidns":
-			o.pidns = v
+			o.proc.PIDNS = v
 		case "id":
 			o.id = v
 		default:
 			return ownerID{}, false
 		}
 	}
-	return o, o.pid > 0
+	return o, o.proc.PID > 0
 }
 
 // newOwner is this process's identity, with a fresh random id.
@@ -83,13 +80,7 @@ func newOwner() ownerID {
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	p := procid.Self()
-	return ownerID{host: h, pid: p.PID, start: p.Start, boot: p.Boot, pidns: p.PIDNS, id: hex.EncodeToString(b[:])}
-}
-
-// process is the identity o names, as internal/procid judges it.
-func (o ownerID) process() procid.Process {
-	return procid.Process{Boot: o.boot, PIDNS: o.pidns, PID: o.pid, Start: o.start}
+	return ownerID{host: h, proc: procid.Self(), id: hex.EncodeToString(b[:])}
 }
 
 // ownerGone reports whether the lease owner named s is a process of this
@@ -103,5 +94,5 @@ func ownerGone(self ownerID, s string) bool {
 	if !ok || o.host != self.host {
 		return false
 	}
-	return procid.Ended(self.process(), o.process())
+	return procid.Ended(self.proc, o.proc)
 }

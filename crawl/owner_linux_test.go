@@ -52,13 +52,13 @@ func startChild(t *testing.T) (id ownerID, stop func()) {
 		t.Fatal(err)
 	}
 	self := newOwner()
-	return ownerID{host: self.host, pid: p.PID, start: p.Start, boot: p.Boot, pidns: p.PIDNS, id: "0123456789ab"}, stop
+	return ownerID{host: self.host, proc: p, id: "0123456789ab"}, stop
 }
 
 func requireProc(t *testing.T) ownerID {
 	t.Helper()
 	self := newOwner()
-	if self.start == "" || self.boot == "" || self.pidns == "" {
+	if !self.proc.Known() {
 		t.Skip("this system's /proc does not tell a process's start, the boot id or the pid namespace")
 	}
 	return self
@@ -100,7 +100,7 @@ func TestOwnerGone_V7_OnlyAProcessCertainlyEnded(t *testing.T) {
 		t.Fatal("another Crawler of this live process is gone")
 	}
 	reused := self
-	reused.start = self.start + "0" // this pid, but a process started at another time
+	reused.proc.Start = self.proc.Start + "0" // this pid, but a process started at another time
 	if !ownerGone(self, reused.String()) {
 		t.Fatal("an earlier process of this pid is not gone")
 	}
@@ -108,12 +108,17 @@ func TestOwnerGone_V7_OnlyAProcessCertainlyEnded(t *testing.T) {
 	if !ownerGone(self, child.String()) {
 		t.Fatal("a killed process's lease owner is not gone")
 	}
+	with := func(host string, f func(p *procid.Process)) ownerID {
+		o := ownerID{host: host, proc: child.proc}
+		f(&o.proc)
+		return o
+	}
 	for name, o := range map[string]ownerID{
-		"another host":          {host: self.host + "-b", pid: child.pid, start: child.start, boot: child.boot, pidns: child.pidns},
-		"another boot":          {host: child.host, pid: child.pid, start: child.start, boot: "b" + child.boot, pidns: child.pidns},
-		"another pid namespace": {host: child.host, pid: child.pid, start: child.start, boot: child.boot, pidns: child.pidns + "1"},
-		"no start":              {host: child.host, pid: child.pid, boot: child.boot, pidns: child.pidns},
-		"no boot":               {host: child.host, pid: child.pid, start: child.start, pidns: child.pidns},
+		"another host":          with(self.host+"-b", func(*procid.Process) {}),
+		"another boot":          with(child.host, func(p *procid.Process) { p.Boot = "b" + p.Boot }),
+		"another pid namespace": with(child.host, func(p *procid.Process) { p.PIDNS += "1" }),
+		"no start":              with(child.host, func(p *procid.Process) { p.Start = "" }),
+		"no boot":               with(child.host, func(p *procid.Process) { p.Boot = "" }),
 	} {
 		if ownerGone(self, o.String()) {
 			t.Errorf("%s: the dead process's lease is taken for gone, though that cannot be told for certain", name)
