@@ -23,14 +23,15 @@ type waitingHost struct {
 }
 
 // requestEvent is the fetch client's WithObserver. It runs on the request
-// path: a lock and a few map operations. What it keeps is bounded by the
+// path: the kinds it shows take a lock and a few map operations, the others
+// (sent, answered, failed) return at once. What it keeps is bounded by the
 // requests waiting now: an entry goes at its request's EventSlot, which
-// every request that waited gets, granted or not.
+// every request that waited gets, granted or not. The Prometheus metrics
+// are safe for concurrent use and are updated outside the lock.
 func (o *observer) requestEvent(e fetch.Event) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	switch e.Kind {
 	case fetch.EventWaiting:
+		o.mu.Lock()
 		o.waitingReqs[waitKey(e)]++
 		w := o.waiting[e.Host]
 		if w.n == 0 {
@@ -38,29 +39,23 @@ func (o *observer) requestEvent(e fetch.Event) {
 		}
 		w.n++
 		o.waiting[e.Host] = w
+		o.mu.Unlock()
 	case fetch.EventSlot:
-		k := waitKey(e)
-		if o.waitingReqs[k] > 0 {
-			if o.waitingReqs[k]--; o.waitingReqs[k] == 0 {
-				delete(o.waitingReqs, k)
-			}
-			if w := o.waiting[e.Host]; w.n <= 1 {
-				delete(o.waiting, e.Host)
-			} else {
-				w.n--
-				o.waiting[e.Host] = w
-			}
-		}
+		o.slotCame(e)
 		if o.m != nil && e.Err == nil {
 			o.m.pacingWait.Observe(e.Wait.Seconds())
 		}
 	case fetch.EventNotModified:
+		o.mu.Lock()
 		o.savedBy304 += e.Saved
+		o.mu.Unlock()
 		if o.m != nil {
 			o.m.saved.Add(float64(e.Saved))
 		}
 	case fetch.EventRobots:
+		o.mu.Lock()
 		o.robotsFetches++
+		o.mu.Unlock()
 		if o.m != nil {
 			o.m.robots.WithLabelValues(statusClass(e.Status)).Inc()
 		}
@@ -68,6 +63,25 @@ func (o *observer) requestEvent(e fetch.Event) {
 		if o.m != nil {
 			o.m.chainRefusals.WithLabelValues(reasonLabel(e.Reason.String())).Inc()
 		}
+	}
+}
+
+// slotCame ends the wait of e's request, if it was waiting.
+func (o *observer) slotCame(e fetch.Event) {
+	k := waitKey(e)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.waitingReqs[k] == 0 {
+		return
+	}
+	if o.waitingReqs[k]--; o.waitingReqs[k] == 0 {
+		delete(o.waitingReqs, k)
+	}
+	if w := o.waiting[e.Host]; w.n <= 1 {
+		delete(o.waiting, e.Host)
+	} else {
+		w.n--
+		o.waiting[e.Host] = w
 	}
 }
 
