@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/politefetch/politefetch/politetest"
 )
@@ -154,4 +155,55 @@ func TestHTTPClient_RefusesWhatItCannotSend(t *testing.T) {
 	if rep := web.Audit(auditPolicy(p)); !rep.OK() {
 		t.Fatal(rep)
 	}
+}
+
+// TestHTTPClient_CallerContextEndsAnOpenBody: once the answer has come, the
+// caller's context still bounds the body: a read blocked on a server that
+// sent the headers and part of the body, then nothing, returns the caller's
+// error when the caller cancels, and the server sees the connection go. (A
+// page's answer comes only with the start of its body, which the ledger
+// gate reads for a challenge: this answer is JSON.)
+func TestHTTPClient_CallerContextEndsAnOpenBody(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("stall.example")
+	gone := make(chan struct{})
+	s.Handle("/stall", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json") // not a page: the ledger gate does not peek
+		io.WriteString(w, `{"first": "part"`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(gone)
+	}))
+	c := newClient(t, web, testPolicy(Vault(), auditInterval))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL("/stall"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, len(`{"first": "part"`))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatalf("first part: %v", err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := resp.Body.Read(make([]byte, 64))
+		read <- err
+	}()
+	cancel()
+	select {
+	case err := <-read:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("read after the caller cancelled: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a read of an open body outlived its caller's context")
+	}
+	<-gone
 }
