@@ -67,6 +67,14 @@ type Schedule interface {
 	// lease's expiry; a lease released earlier lets a claim succeed earlier,
 	// so callers may ask again sooner). A wait returned with ok false is
 	// positive.
+	//
+	// Turns go in the order of asking: a claim told to wait is a waiter,
+	// and while waiters that asked again in time are owed the free slots
+	// (a slot for each, in the order they first asked), a claim that is
+	// not among them is told to wait for them, though the gap has passed
+	// and a slot is free. A waiter that does not ask again within the wait
+	// it was told (at most the gap or the store's grace) and the grace
+	// loses its place. fetchtest.RunTurns checks this.
 	Acquire(ctx context.Context, c Claim) (wait time.Duration, ok bool, err error)
 	// Started reports that the request holding owner's lease on key put load
 	// on the host at now (a connection opened, its bytes written): the key's
@@ -108,13 +116,33 @@ const (
 	defaultLeaseTTL = time.Minute
 )
 
+// DefaultTurnGrace is how late after the wait it was told a waiting claim
+// may ask a [MemorySchedule] again and keep its turn: MemorySchedule's
+// TurnGrace when zero (the same default as the shared stores').
+const DefaultTurnGrace = 250 * time.Millisecond
+
 // MemorySchedule is a [Schedule] in memory: it shares pacing between Clients in
 // one process (a test stand-in for a shared store). It takes the time from the
-// callers' now arguments. Keys with no live lease whose latest start lies more
-// than Retain in the past are dropped. The zero value is ready to use, with
-// Retain one hour. It is safe for concurrent use.
+// callers' now arguments. Keys with no live lease and no waiter whose latest
+// start lies more than Retain in the past are dropped. The zero value is ready
+// to use, with Retain one hour and TurnGrace DefaultTurnGrace. It is safe for
+// concurrent use.
+//
+// Turns go in order of asking: a claim told to wait is marked a waiter, in
+// the order its owner first asked, and a free slot goes to the earliest
+// waiters first (a slot for each, in the order they asked); a claim that is
+// not among them, such as the holder's next request asking the moment its
+// previous one ends, waits until the first waiter's poll-by. A waiter must
+// ask again by its poll-by (the wait it was told, at most the gap or the
+// grace, plus TurnGrace) or it loses its place: a waiter that gave up holds
+// nobody back for longer, and is forgotten.
 type MemorySchedule struct {
 	Retain time.Duration // 0: one hour
+	// TurnGrace is how late after the wait it was told a waiting claim may
+	// ask again and keep its turn; a waiter that gave up holds its key's
+	// next slot back by at most its wait (at most the gap) and twice this.
+	// 0: DefaultTurnGrace.
+	TurnGrace time.Duration
 
 	mu   sync.Mutex
 	keys map[string]*scheduleEntry
@@ -122,8 +150,16 @@ type MemorySchedule struct {
 }
 
 type scheduleEntry struct {
-	last   time.Time
-	leases map[string]time.Time // owner → expiry
+	last    time.Time
+	leases  map[string]time.Time // owner → expiry
+	seq     int64                // the latest waiter's place
+	waiters map[string]waiter    // owner → its place in the order of asking
+}
+
+// waiter is a claim's place in its key's order of asking.
+type waiter struct {
+	seq    int64     // the order it first asked in
+	pollBy time.Time // it must ask again before this, or lose its place
 }
 
 // live drops expired leases and returns how many remain and the earliest
@@ -141,7 +177,52 @@ func (e *scheduleEntry) live(now time.Time) (n int, first time.Time) {
 	return len(e.leases), first
 }
 
-// Acquire implements [Schedule].
+// dropGone forgets the waiters whose poll-by has come, and returns how
+// many remain.
+func (e *scheduleEntry) dropGone(now time.Time) int {
+	for o, w := range e.waiters {
+		if !w.pollBy.After(now) {
+			delete(e.waiters, o)
+		}
+	}
+	return len(e.waiters)
+}
+
+// place returns how many waiters asked before owner (all of them when
+// owner is not one), whether owner is one, and the first waiter's poll-by.
+func (e *scheduleEntry) place(owner string) (ahead int, waiting bool, firstBy time.Time) {
+	me, waiting := e.waiters[owner]
+	first := int64(0)
+	for _, w := range e.waiters {
+		if !waiting || w.seq < me.seq {
+			ahead++
+		}
+		if first == 0 || w.seq < first {
+			first, firstBy = w.seq, w.pollBy
+		}
+	}
+	return ahead, waiting, firstBy
+}
+
+// queue marks c's owner a waiter (keeping its place if it is one), to ask
+// again within wait and the grace, and returns wait.
+func (e *scheduleEntry) queue(c Claim, wait, grace time.Duration) time.Duration {
+	w, ok := e.waiters[c.Owner]
+	if !ok {
+		if e.waiters == nil {
+			e.waiters = make(map[string]waiter, 1)
+		}
+		e.seq++
+		w.seq = e.seq
+	}
+	w.pollBy = c.Now.Add(min(wait, max(c.Gap, grace)) + grace)
+	e.waiters[c.Owner] = w
+	return wait
+}
+
+// Acquire implements [Schedule]: a claim is granted if the key has a free
+// slot, its latest start is at least c.Gap before now, and no claim that
+// asked earlier is waiting for that slot (see [MemorySchedule]).
 func (s *MemorySchedule) Acquire(_ context.Context, c Claim) (time.Duration, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,22 +235,36 @@ func (s *MemorySchedule) Acquire(_ context.Context, c Claim) (time.Duration, boo
 		e = &scheduleEntry{}
 		s.keys[c.Key] = e
 	}
+	defer s.sweepLocked(now)
+	grace := s.TurnGrace
+	if grace <= 0 {
+		grace = DefaultTurnGrace
+	}
+	limit := max(c.Limit, 1)
+	e.dropGone(now)
 	var wait time.Duration
-	if n, first := e.live(now); n >= max(c.Limit, 1) {
+	held, first := e.live(now)
+	if held >= limit {
 		wait = first.Sub(now)
 	}
 	if !e.last.IsZero() {
 		wait = max(wait, e.last.Add(c.Gap).Sub(now))
 	}
 	if wait > 0 {
-		return wait, false, nil
+		return e.queue(c, wait, grace), false, nil
+	}
+	ahead, waiting, firstBy := e.place(c.Owner)
+	if ahead >= limit-held {
+		return e.queue(c, max(firstBy.Sub(now), 1), grace), false, nil
+	}
+	if waiting {
+		delete(e.waiters, c.Owner)
 	}
 	e.last = now
 	if e.leases == nil {
 		e.leases = make(map[string]time.Time, 1)
 	}
 	e.leases[c.Owner] = now.Add(c.TTL)
-	s.sweepLocked(now)
 	return 0, true, nil
 }
 
@@ -216,7 +311,8 @@ func (s *MemorySchedule) Release(_ context.Context, key, owner string, now time.
 	return nil
 }
 
-// sweepLocked drops idle keys older than Retain, once per len(keys) grants.
+// sweepLocked drops idle keys older than Retain, and the waiters whose
+// poll-by has come, once per len(keys) claims.
 func (s *MemorySchedule) sweepLocked(now time.Time) {
 	s.ops++
 	if s.ops <= len(s.keys)+64 {
@@ -228,7 +324,7 @@ func (s *MemorySchedule) sweepLocked(now time.Time) {
 		retain = time.Hour
 	}
 	for k, e := range s.keys {
-		if n, _ := e.live(now); n == 0 && now.Sub(e.last) > retain {
+		if n, _ := e.live(now); e.dropGone(now) == 0 && n == 0 && now.Sub(e.last) > retain {
 			delete(s.keys, k)
 		}
 	}

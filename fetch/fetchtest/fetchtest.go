@@ -115,8 +115,13 @@ func Run(t *testing.T, newStore func(t *testing.T) fetch.ValidatorStore) {
 // once one is released or has expired; release by an owner that holds no live
 // lease (another owner, or one whose lease expired) is refused with
 // fetch.ErrLeaseNotHeld and changes nothing; Renew extends a live lease and is
-// refused for a lost one; keys are independent; and of concurrent claims for
-// one key at one instant exactly Limit succeed.
+// refused for a lost one; keys are independent; of concurrent claims for
+// one key at one instant exactly Limit succeed; turns go in the order of
+// asking (RunTurns, with the one schedule standing for three processes, each
+// its own owners); and a waiter that never asks again holds the key back
+// only until its poll-by, the wait it was told and the store's grace (which
+// must be more than 2 ms and at most 1 s); with several slots free, the
+// waiters get one each before a claim that did not wait.
 func RunSchedule(t *testing.T, newSchedule func(t *testing.T, now func() time.Time) fetch.Schedule) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -256,6 +261,20 @@ func RunSchedule(t *testing.T, newSchedule func(t *testing.T, now func() time.Ti
 				t.Fatalf("%d of 20 concurrent claims succeeded with %d slots, want exactly %d", n, limit, limit)
 			}
 		}
+	})
+	// The turns' own clocks start elsewhere: each call sets the helper's.
+	follow := func(h *harness) fetch.Schedule {
+		return following{h.s, func(now time.Time) { h.mu.Lock(); defer h.mu.Unlock(); h.now = now }}
+	}
+	t.Run("TurnsInOrder", func(t *testing.T) {
+		s := follow(setup(t))
+		RunTurns(t, []fetch.Schedule{s, s, s})
+	})
+	t.Run("GoneWaiterHoldsBackOnlyItsGrace", func(t *testing.T) {
+		goneWaiter(t, follow(setup(t)), t0)
+	})
+	t.Run("SlotForEachWaiter", func(t *testing.T) {
+		slotForEach(t, follow(setup(t)), t0)
 	})
 }
 

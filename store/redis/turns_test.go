@@ -2,101 +2,18 @@ package redis
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/politefetch/politefetch/fetch"
+	"github.com/politefetch/politefetch/fetch/fetchtest"
 )
 
-// turnsInOrder runs three processes sharing one host through sched (one
-// Schedule each), on a simulated clock the schedule takes from the
-// claims: each process wants the host again the moment its request ends
-// (10 ms after its grant), with a fresh owner as a Pacer's next request
-// has, and asks again when it was told to; the process that held the host
-// last asks at the instant it was told, the others 2 ms later (what its
-// own view of the interval, against a round trip, gives the holder). It
-// returns the processes in the order they were granted the host.
-func turnsInOrder(t *testing.T, scheds []fetch.Schedule, grants int) []string {
-	t.Helper()
-	ctx := context.Background()
-	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	const gap, hold, lag = time.Second, 10 * time.Millisecond, 2 * time.Millisecond
-	type ask struct {
-		at   time.Time
-		seq  int
-		proc int
-	}
-	names := []string{"A", "B", "C"}
-	owner := make([]string, len(scheds))
-	turn := make([]int, len(scheds))
-	var queue []ask
-	seq := 0
-	push := func(at time.Time, proc int) {
-		seq++
-		queue = append(queue, ask{at, seq, proc})
-	}
-	for p := range scheds {
-		owner[p] = fmt.Sprintf("%s-%d", names[p], turn[p])
-		push(t0, p)
-	}
-	var order []string
-	lastHolder := -1
-	for len(order) < grants && len(queue) > 0 {
-		slices.SortFunc(queue, func(a, b ask) int {
-			if c := a.at.Compare(b.at); c != 0 {
-				return c
-			}
-			return a.seq - b.seq
-		})
-		a := queue[0]
-		queue = queue[1:]
-		c := fetch.Claim{Key: "shared.example", Owner: owner[a.proc], Now: a.at, Gap: gap, Limit: 1, TTL: time.Minute}
-		wait, ok, err := scheds[a.proc].Acquire(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			if wait <= 0 {
-				t.Fatalf("%s refused at +%v with a wait of %v", c.Owner, a.at.Sub(t0), wait)
-			}
-			d := wait
-			if a.proc != lastHolder {
-				d += lag
-			}
-			push(a.at.Add(d), a.proc)
-			continue
-		}
-		order = append(order, names[a.proc])
-		lastHolder = a.proc
-		end := a.at.Add(hold)
-		if err := scheds[a.proc].Release(ctx, c.Key, c.Owner, end); err != nil {
-			t.Fatal(err)
-		}
-		turn[a.proc]++
-		owner[a.proc] = fmt.Sprintf("%s-%d", names[a.proc], turn[a.proc])
-		push(end, a.proc)
-	}
-	return order
-}
-
-// checkTurns fails t unless order takes turns: every process in turn, in
-// the order they first asked.
-func checkTurns(t *testing.T, order []string) {
-	t.Helper()
-	want := strings.Repeat("ABC", len(order)/3+1)[:len(order)]
-	if got := strings.Join(order, ""); got != want {
-		t.Fatalf("grants in order %s, want %s: turns in the order of asking", got, want)
-	}
-	t.Logf("grants: %s", strings.Join(order, ""))
-}
-
-// TestSchedule_TurnsInOrder: three processes asking for one host without
-// pause take turns in the order they asked (P1's interval holds for each);
-// the holder, asking again the moment its request ends and knowing the
-// instant the interval ends, no longer wins every turn.
+// TestSchedule_TurnsInOrder: three processes (three Stores on one Redis)
+// asking for one host without pause take turns in the order they asked
+// (fetchtest.RunTurns; P1's interval holds for each): the holder, asking
+// again the moment its request ends and knowing the instant the interval
+// ends, no longer wins every turn.
 func TestSchedule_TurnsInOrder(t *testing.T) {
 	base := realStore(t)
 	base.CallerClock = true // the simulated clock of the claims
@@ -106,7 +23,7 @@ func TestSchedule_TurnsInOrder(t *testing.T) {
 		s.CallerClock = true
 		scheds = append(scheds, s.Schedule())
 	}
-	checkTurns(t, turnsInOrder(t, scheds, 12))
+	fetchtest.RunTurns(t, scheds)
 }
 
 // TestCluster_TurnsInOrder: TestSchedule_TurnsInOrder on a Redis Cluster.
@@ -117,7 +34,7 @@ func TestCluster_TurnsInOrder(t *testing.T) {
 		s := &Store{Client: requireCluster(t).client(t), Prefix: base.Prefix, CallerClock: true}
 		scheds = append(scheds, s.Schedule())
 	}
-	checkTurns(t, turnsInOrder(t, scheds, 12))
+	fetchtest.RunTurns(t, scheds)
 }
 
 // TestSchedule_GoneWaiterHoldsBackOnlyItsGrace: a waiter that never asks

@@ -32,6 +32,9 @@ const (
 	DefaultRobotsRetain    = 24 * time.Hour
 	DefaultScheduleRetain  = time.Hour
 	DefaultCacheKiB        = 2048
+	// DefaultTurnGrace is how late a waiting claim may ask again and keep
+	// its turn (see [Schedule]).
+	DefaultTurnGrace = 250 * time.Millisecond
 )
 
 // Options configure [Open]. The zero value is ready to use: every field's
@@ -77,6 +80,11 @@ type Options struct {
 	// CacheKiB bounds the page cache of each connection (PRAGMA
 	// cache_size), in KiB; 0 means DefaultCacheKiB.
 	CacheKiB int
+	// TurnGrace is how late after the wait it was told a waiting claim may
+	// ask the [Schedule] again and keep its turn; a waiter that gave up
+	// holds its host's next slot back by at most its wait (at most the
+	// interval) and twice this. 0 means DefaultTurnGrace.
+	TurnGrace time.Duration
 
 	onSweep func(Swept, error) // tests: called after each background sweep
 }
@@ -147,6 +155,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	if opt.CacheKiB <= 0 {
 		opt.CacheKiB = DefaultCacheKiB
+	}
+	if opt.TurnGrace <= 0 {
+		opt.TurnGrace = DefaultTurnGrace
 	}
 	if path == "" || path == ":memory:" {
 		return nil, &Error{Op: "open", Key: path, Err: errors.New("a file path is needed")}

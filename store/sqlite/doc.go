@@ -141,6 +141,14 @@
 //	start_pending  INTEGER           1: its request's start is written at the release, so may be as late as now
 //	proc           TEXT              the process that took it (boot id, pid namespace, pid, start time), '' when unknown
 //
+// schedule_waiter, one row per claim told to wait for a host's turn (see
+// [Schedule]), kept until it is granted or its poll-by passes:
+//
+//	host, owner    TEXT              the host key and the claim's owner token (the primary key)
+//	seq            INTEGER           its place: the order it first asked in, among the host's waiters
+//	poll_by_ns     INTEGER           it must ask again before this, or lose its place
+//	proc           TEXT              the process that asked, as in schedule_lease
+//
 // robots, one row per host whose robots.txt was read:
 //
 //	host           TEXT PRIMARY KEY  the host key; "http://" first for plain http

@@ -12,12 +12,12 @@ import (
 )
 
 // Schedule is the shared pacing schedule ([fetch.Schedule]) in the DB's
-// schedule and schedule_lease tables: every process that opens the file and
-// gives its Pacers this Schedule spaces its requests to a host from every
-// other's, and holds the host's in-flight limit across them (P1). Acquire is
-// one IMMEDIATE transaction, atomic across processes; the time is the
-// callers' (processes sharing a file share a machine's clock). A host's
-// start row is swept once its latest start is older than the DB's
+// schedule, schedule_lease and schedule_waiter tables: every process that
+// opens the file and gives its Pacers this Schedule spaces its requests to a
+// host from every other's, and holds the host's in-flight limit across them
+// (P1). Acquire is one IMMEDIATE transaction, atomic across processes; the
+// time is the callers' (processes sharing a file share a machine's clock).
+// A host's start row is swept once its latest start is older than the DB's
 // ScheduleRetain; a lease row goes at its release, or at the host's next
 // Acquire once expired or once the process that took it has ended. It is
 // safe for concurrent use.
@@ -44,6 +44,19 @@ import (
 // before the release, its start never written, still leaves every other
 // a Gap behind its last request (a lease taken over from a dead process
 // counts its start as at the takeover). Otherwise Started writes at once.
+//
+// Turns go in order of asking, across processes: a claim told to wait is
+// marked a waiter, in the order its owner first asked, and a free slot goes
+// to the earliest waiters first (a slot for each, in the order they asked);
+// a claim that is not among them, such as the holder's next request asking
+// the moment its previous one ends (which would otherwise win nearly every
+// turn, its process knowing the instant the interval ends), waits until
+// the first waiter's poll-by. A waiter must ask again by its poll-by (the
+// wait it was told, at most the gap or the grace, plus the DB's TurnGrace)
+// or it loses its place: a waiter that gave up or died holds nobody back
+// for longer, and one whose process has ended (judged as a lease's holder
+// is) holds nobody back at all. Waiters whose poll-by has passed are
+// deleted at the host's next Acquire, or by the sweep.
 type Schedule struct{ db *DB }
 
 // maxPendingStarts bounds the starts a DB holds for their releases; past
@@ -70,7 +83,10 @@ func (db *DB) Schedule() *Schedule { return &Schedule{db} }
 
 var _ fetch.Schedule = (*Schedule)(nil)
 
-// Acquire implements [fetch.Schedule].
+// Acquire implements [fetch.Schedule], in one IMMEDIATE transaction: a
+// claim is granted if the host has a free slot, its latest start is at
+// least c.Gap before now, and no claim that asked earlier is waiting for
+// that slot (see Schedule).
 func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, bool, error) {
 	now := toNS(c.Now)
 	var wait time.Duration
@@ -78,51 +94,8 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 	// lease outlives the claim by a Gap at least.
 	pending := c.Limit <= 1 && c.TTL >= c.Gap && s.db.starts.room()
 	err := s.db.writeUrgent(ctx, "schedule acquire", c.Key, func(ctx context.Context, tx *sql.Tx) error {
-		wait = 0
-		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
-			return err
-		}
-		var n, starting int64
-		var first sql.NullInt64
-		if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
-			return err
-		}
-		if n > 0 {
-			// Leases whose process has ended are taken over now, their
-			// requests counted as started now (a dead process's last
-			// start may have come just before its end, never after).
-			took, err := s.dropEnded(ctx, tx, c.Key, now)
-			if err != nil {
-				return err
-			}
-			if took {
-				if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
-					return err
-				}
-			}
-		}
-		if n >= int64(max(c.Limit, 1)) && first.Valid {
-			wait = time.Duration(first.Int64 - now)
-		}
-		var last int64
-		switch err := tx.StmtContext(ctx, s.db.stmts.schedGet).QueryRowContext(ctx, c.Key).Scan(&last); {
-		case err == nil:
-		case errors.Is(err, sql.ErrNoRows):
-			last = math.MinInt64 / 2
-		default:
-			return err
-		}
-		if starting != 0 {
-			last = max(last, now) // a live lease's request may have started just now
-		}
-		wait = max(wait, time.Duration(last+int64(c.Gap)-now))
-		if wait > 0 {
-			return nil
-		}
-		if _, err := tx.StmtContext(ctx, s.db.stmts.schedSet).ExecContext(ctx, c.Key, now); err != nil {
-			return err
-		}
-		_, err := tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL), pending, s.db.proc)
+		var err error
+		wait, err = s.claim(ctx, tx, c, now, pending)
 		return err
 	})
 	if err != nil {
@@ -132,6 +105,112 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 		s.db.starts.add(leaseID{c.Key, c.Owner}, &pendingStart{gap: int64(c.Gap), expires: now + int64(c.TTL)})
 	}
 	return wait, wait <= 0, nil
+}
+
+// claim is Acquire's transaction: it grants c, a lease with its start
+// pending or not, and returns 0, or returns how long c must wait, having
+// marked it a waiter.
+func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64, pending bool) (time.Duration, error) {
+	if _, err := tx.StmtContext(ctx, s.db.stmts.waiterExpire).ExecContext(ctx, c.Key, now); err != nil {
+		return 0, err
+	}
+	held, wait, err := s.slotWait(ctx, tx, c, now)
+	if err != nil {
+		return 0, err
+	}
+	if wait > 0 {
+		return s.queue(ctx, tx, c, now, wait)
+	}
+	var mine, firstBy sql.NullInt64
+	var ahead int64
+	place := func() error {
+		return tx.StmtContext(ctx, s.db.stmts.waiterPlace).QueryRowContext(ctx, c.Key, c.Owner).Scan(&mine, &ahead, &firstBy)
+	}
+	if err := place(); err != nil {
+		return 0, err
+	}
+	if ahead >= int64(max(c.Limit, 1))-held {
+		// Waiters whose process has ended will not ask again: forgotten now.
+		took, err := s.dropEndedOf(ctx, tx, c.Key, s.db.stmts.waiterProcs, s.db.stmts.waiterDropProc)
+		if err != nil {
+			return 0, err
+		}
+		if took {
+			if err := place(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if ahead >= int64(max(c.Limit, 1))-held {
+		// The free slots are owed to the waiters that asked earlier.
+		wait = 1
+		if firstBy.Valid {
+			wait = max(time.Duration(firstBy.Int64-now), 1)
+		}
+		return s.queue(ctx, tx, c, now, wait)
+	}
+	if mine.Valid {
+		if _, err := tx.StmtContext(ctx, s.db.stmts.waiterDelete).ExecContext(ctx, c.Key, c.Owner); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := tx.StmtContext(ctx, s.db.stmts.schedSet).ExecContext(ctx, c.Key, now); err != nil {
+		return 0, err
+	}
+	_, err = tx.StmtContext(ctx, s.db.stmts.leasePut).ExecContext(ctx, c.Key, c.Owner, now+int64(c.TTL), pending, s.db.proc)
+	return 0, err
+}
+
+// slotWait drops the host's expired leases and takes over those of ended
+// processes, and returns how many live leases remain and how long c must
+// wait for a slot and for the gap (0 or less: no wait).
+func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64) (held int64, wait time.Duration, err error) {
+	if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
+		return 0, 0, err
+	}
+	var n, starting int64
+	var first sql.NullInt64
+	if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
+		return 0, 0, err
+	}
+	if n > 0 {
+		// Leases whose process has ended are taken over now, their
+		// requests counted as started now (a dead process's last start
+		// may have come just before its end, never after).
+		took, err := s.dropEnded(ctx, tx, c.Key, now)
+		if err != nil {
+			return 0, 0, err
+		}
+		if took {
+			if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if n >= int64(max(c.Limit, 1)) && first.Valid {
+		wait = time.Duration(first.Int64 - now)
+	}
+	var last int64
+	switch err := tx.StmtContext(ctx, s.db.stmts.schedGet).QueryRowContext(ctx, c.Key).Scan(&last); {
+	case err == nil:
+	case errors.Is(err, sql.ErrNoRows):
+		last = math.MinInt64 / 2
+	default:
+		return 0, 0, err
+	}
+	if starting != 0 {
+		last = max(last, now) // a live lease's request may have started just now
+	}
+	return n, max(wait, time.Duration(last+int64(c.Gap)-now)), nil
+}
+
+// queue marks c's owner a waiter for the host's turn (keeping its place if
+// it is one already), to ask again by its poll-by, and returns wait.
+func (s *Schedule) queue(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64, wait time.Duration) (time.Duration, error) {
+	grace := s.db.opt.TurnGrace
+	by := now + int64(min(wait, max(c.Gap, grace))+grace)
+	_, err := tx.StmtContext(ctx, s.db.stmts.waiterPut).ExecContext(ctx, c.Key, c.Owner, by, s.db.proc)
+	return wait, err
 }
 
 // Started implements [fetch.Schedule]: the start is written now, or kept
@@ -190,10 +269,23 @@ func (s *Schedule) Release(ctx context.Context, key, owner string, now time.Time
 // have ended, and reports whether there were any; if so, key's latest
 // start becomes now at least, in the same transaction.
 func (s *Schedule) dropEnded(ctx context.Context, tx *sql.Tx, key string, now int64) (bool, error) {
+	took, err := s.dropEndedOf(ctx, tx, key, s.db.stmts.leaseProcs, s.db.stmts.leaseDropProc)
+	if !took || err != nil {
+		return false, err
+	}
+	_, err = tx.StmtContext(ctx, s.db.stmts.schedRaise).ExecContext(ctx, key, now)
+	return err == nil, err
+}
+
+// dropEndedOf deletes key's rows (leases, or waiters) of processes of this
+// machine that have ended: procs lists the processes of key's rows but
+// this one, drop deletes one process's. It reports whether there were
+// any.
+func (s *Schedule) dropEndedOf(ctx context.Context, tx *sql.Tx, key string, procs, drop *sql.Stmt) (bool, error) {
 	if s.db.proc == "" {
 		return false, nil
 	}
-	rows, err := tx.StmtContext(ctx, s.db.stmts.leaseProcs).QueryContext(ctx, key, s.db.proc)
+	rows, err := tx.StmtContext(ctx, procs).QueryContext(ctx, key, s.db.proc)
 	if err != nil {
 		return false, err
 	}
@@ -212,15 +304,11 @@ func (s *Schedule) dropEnded(ctx context.Context, tx *sql.Tx, key string, now in
 		return false, err
 	}
 	for _, p := range ended {
-		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseDropProc).ExecContext(ctx, key, p); err != nil {
+		if _, err := tx.StmtContext(ctx, drop).ExecContext(ctx, key, p); err != nil {
 			return false, err
 		}
 	}
-	if len(ended) == 0 {
-		return false, nil
-	}
-	_, err = tx.StmtContext(ctx, s.db.stmts.schedRaise).ExecContext(ctx, key, now)
-	return err == nil, err
+	return len(ended) > 0, nil
 }
 
 // room reports whether another start may be held.

@@ -222,11 +222,23 @@ FROM deposit d;
 	`
 ALTER TABLE validators ADD COLUMN length INTEGER NOT NULL DEFAULT 0;
 `,
+	// 11: the claims waiting for a host's turn, in the order they first
+	// asked, each until its poll-by, with the process that asked.
+	`
+CREATE TABLE schedule_waiter (
+	host       TEXT    NOT NULL,
+	owner      TEXT    NOT NULL,
+	seq        INTEGER NOT NULL,
+	poll_by_ns INTEGER NOT NULL,
+	proc       TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (host, owner)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

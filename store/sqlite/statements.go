@@ -16,6 +16,8 @@ type statements struct {
 	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
 	leaseSweep, leaseProcs, leaseDropProc, schedRaise             *sql.Stmt
+	waiterExpire, waiterPlace, waiterPut, waiterDelete            *sql.Stmt
+	waiterSweep, waiterProcs, waiterDropProc                      *sql.Stmt
 
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
@@ -60,6 +62,15 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.schedRaise, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = max(last_start_ns, excluded.last_start_ns)`},
 		{&s.leaseRenew, true, `UPDATE schedule_lease SET expires_ns = ?4 WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
 		{&s.leaseDelete, true, `DELETE FROM schedule_lease WHERE host = ?1 AND owner = ?2 AND expires_ns > ?3`},
+		{&s.waiterExpire, true, `DELETE FROM schedule_waiter WHERE host = ?1 AND poll_by_ns <= ?2`},
+		// owner's place, the waiters before it (all, if it is none), and
+		// the first waiter's poll-by.
+		{&s.waiterPlace, true, `SELECT m.seq, (SELECT count(*) FROM schedule_waiter WHERE host = ?1 AND (m.seq IS NULL OR seq < m.seq)), (SELECT poll_by_ns FROM schedule_waiter WHERE host = ?1 ORDER BY seq LIMIT 1) FROM (SELECT (SELECT seq FROM schedule_waiter WHERE host = ?1 AND owner = ?2) AS seq) m`},
+		{&s.waiterPut, true, `INSERT INTO schedule_waiter (host, owner, seq, poll_by_ns, proc) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM schedule_waiter WHERE host = ?1), ?3, ?4) ON CONFLICT (host, owner) DO UPDATE SET poll_by_ns = excluded.poll_by_ns, proc = excluded.proc`},
+		{&s.waiterProcs, true, `SELECT DISTINCT proc FROM schedule_waiter WHERE host = ?1 AND proc != '' AND proc != ?2`},
+		{&s.waiterDropProc, true, `DELETE FROM schedule_waiter WHERE host = ?1 AND proc = ?2`},
+		{&s.waiterDelete, true, `DELETE FROM schedule_waiter WHERE host = ?1 AND owner = ?2`},
+		{&s.waiterSweep, true, `DELETE FROM schedule_waiter WHERE (host, owner) IN (SELECT host, owner FROM schedule_waiter WHERE poll_by_ns <= ?1 LIMIT ?2)`},
 
 		{&s.robotsGet, false, `SELECT outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure FROM robots WHERE host = ?1`},
 		{&s.robotsPut, true, `INSERT INTO robots (host, outcome, status, failure, body, fetched_at_ns, expires_ns, stale, last_failure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (host) DO UPDATE SET outcome = excluded.outcome, status = excluded.status, failure = excluded.failure, body = excluded.body, fetched_at_ns = excluded.fetched_at_ns, expires_ns = excluded.expires_ns, stale = excluded.stale, last_failure = excluded.last_failure`},

@@ -8,16 +8,19 @@ import (
 
 // Swept counts the rows one [DB.Sweep] deleted, per table.
 type Swept struct {
-	Ledger, Validators, Schedule, Leases, Robots int
+	Ledger, Validators, Schedule, Leases, Robots, Waiters int
 }
 
 // Total is the sum of the counts.
-func (s Swept) Total() int { return s.Ledger + s.Validators + s.Schedule + s.Leases + s.Robots }
+func (s Swept) Total() int {
+	return s.Ledger + s.Validators + s.Schedule + s.Leases + s.Robots + s.Waiters
+}
 
 // Sweep runs one bounded expiry sweep at now: from each table it deletes at
 // most the DB's SweepBatch rows that are past their lifetime (ledger
 // records that hold nothing, validators older than ValidatorRetain, latest
-// starts older than ScheduleRetain, expired in-flight leases, robots.txt records expired for longer
+// starts older than ScheduleRetain, expired in-flight leases, waiters for a
+// host's turn past their poll-by, robots.txt records expired for longer
 // than RobotsRetain), each table in its own short transaction, then returns
 // up to SweepBatch free pages to the file system. Deposits and crawl state
 // are never swept. The background sweep calls it every SweepEvery.
@@ -38,6 +41,9 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (Swept, error) {
 		return s, err
 	}
 	if s.Robots, err = db.deleteBatch(ctx, "robots sweep", db.stmts.robotsSweep, n-int64(db.opt.RobotsRetain)); err != nil {
+		return s, err
+	}
+	if s.Waiters, err = db.deleteBatch(ctx, "schedule waiter sweep", db.stmts.waiterSweep, n); err != nil {
 		return s, err
 	}
 	if s.Total() > 0 {
@@ -84,5 +90,6 @@ func (db *DB) sweepLoop() {
 
 // full reports whether a table gave a whole batch, so more may be waiting.
 func (s Swept) full(batch int) bool {
-	return s.Ledger >= batch || s.Validators >= batch || s.Schedule >= batch || s.Leases >= batch || s.Robots >= batch
+	return s.Ledger >= batch || s.Validators >= batch || s.Schedule >= batch || s.Leases >= batch || s.Robots >= batch ||
+		s.Waiters >= batch
 }

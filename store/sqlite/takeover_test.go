@@ -31,7 +31,8 @@ func takeoverClaim(owner string, at time.Duration) fetch.Claim {
 // process's claim is told to wait out its lease; once it is dead, the next
 // claim takes the slot over at once, as a request started at the takeover:
 // it waits one Gap from then, not for the lease's hour, and the claim a Gap
-// later is granted.
+// later is granted. The parent's claims are one request's, asking again
+// with its owner as a Pacer's request does (and keeping its turn).
 func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 	if os.Getenv(leaseChildEnv) != "" {
 		t.Skip("in the child")
@@ -73,7 +74,7 @@ func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 	s := db.Schedule()
 
 	// The child lives: its lease holds the slot.
-	wait, ok, err := s.Acquire(ctx, takeoverClaim("parent-1", time.Millisecond))
+	wait, ok, err := s.Acquire(ctx, takeoverClaim("parent", time.Millisecond))
 	if err != nil || ok || wait < 59*time.Minute {
 		t.Fatalf("claim while the lease's process lives: wait %v, ok %v, %v; want the lease waited out", wait, ok, err)
 	}
@@ -81,11 +82,11 @@ func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
-	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent-2", 2*time.Millisecond))
+	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 2*time.Millisecond))
 	if err != nil || ok || wait != 100*time.Millisecond {
 		t.Fatalf("first claim after the lease's process was killed: wait %v, ok %v, %v; want a Gap from the takeover (100ms), not the dead lease's hour", wait, ok, err)
 	}
-	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent-3", 2*time.Millisecond+100*time.Millisecond))
+	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 2*time.Millisecond+100*time.Millisecond))
 	if err != nil || !ok {
 		t.Fatalf("claim a Gap after the takeover: wait %v, ok %v, %v; want it granted", wait, ok, err)
 	}
