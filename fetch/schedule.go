@@ -116,16 +116,15 @@ const (
 	defaultLeaseTTL = time.Minute
 )
 
-// DefaultTurnGrace is how late after the wait it was told a waiting claim
-// may ask a [MemorySchedule] again and keep its turn: MemorySchedule's
-// TurnGrace when zero (the same default as the shared stores').
-const DefaultTurnGrace = 250 * time.Millisecond
+// defaultTurnGrace is MemorySchedule's TurnGrace when zero (the shared
+// stores' default too).
+const defaultTurnGrace = 250 * time.Millisecond
 
 // MemorySchedule is a [Schedule] in memory: it shares pacing between Clients in
 // one process (a test stand-in for a shared store). It takes the time from the
 // callers' now arguments. Keys with no live lease and no waiter whose latest
 // start lies more than Retain in the past are dropped. The zero value is ready
-// to use, with Retain one hour and TurnGrace DefaultTurnGrace. It is safe for
+// to use, with Retain one hour and TurnGrace 250 ms. It is safe for
 // concurrent use.
 //
 // Turns go in order of asking: a claim told to wait is marked a waiter, in
@@ -141,7 +140,7 @@ type MemorySchedule struct {
 	// TurnGrace is how late after the wait it was told a waiting claim may
 	// ask again and keep its turn; a waiter that gave up holds its key's
 	// next slot back by at most its wait (at most the gap) and twice this.
-	// 0: DefaultTurnGrace.
+	// 0: 250 ms.
 	TurnGrace time.Duration
 
 	mu   sync.Mutex
@@ -238,7 +237,7 @@ func (s *MemorySchedule) Acquire(_ context.Context, c Claim) (time.Duration, boo
 	defer s.sweepLocked(now)
 	grace := s.TurnGrace
 	if grace <= 0 {
-		grace = DefaultTurnGrace
+		grace = defaultTurnGrace
 	}
 	limit := max(c.Limit, 1)
 	e.dropGone(now)
