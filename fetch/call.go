@@ -33,7 +33,7 @@ type callInfo struct {
 	kind          Kind
 	source        *Source   // resolved admitted hosts, params and credential
 	referer       string    // for images: their article page
-	accept        string    // replaces the Identity's Accept when set
+	accept        string    // replaces the Identity's Accept when set (a Doer's caller's Accept, an image's ImageAccept)
 	maxBody       int64     // lowers the body caps when positive (WithMaxBody)
 	unconditional bool      // no validators sent or kept (Unconditional)
 	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)

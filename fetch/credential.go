@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/textproto"
@@ -118,10 +117,6 @@ func (c Credential) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("header", c.Header), slog.String("value", c.Value.shown()),
 		slog.Any("hosts", c.Hosts))
 }
-
-// ErrInvalidCredential is matched (errors.Is) by the *[CredentialError] of a
-// credential that cannot, or may not, be sent.
-var ErrInvalidCredential = errors.New("fetch: invalid credential")
 
 // CredentialError is a credential that cannot or may not be sent: the field at
 // fault and why. It never holds the value. It matches [ErrInvalidCredential].

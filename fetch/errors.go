@@ -65,18 +65,32 @@ var (
 	ErrUndeclaredParam  = errors.New("fetch: redirect adds an undeclared query parameter")
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
 	ErrInvalidHost      = errors.New("fetch: invalid host")
+
+	// ErrRobotsUnreachable is matched, beside ErrRobots, by the refusal of
+	// a URL whose site is disallowed because its robots.txt could not be
+	// read: a network failure (DNS, connection, TLS, time-out, a body cut
+	// short), a 5xx answer, or a redirect to a target the chain does not
+	// request. RFC 9309 reads an unreachable robots.txt as disallowing the
+	// whole site, so the refusal stands until Until, when robots.txt is
+	// asked again; the cause is in the refusal's Err (a
+	// *robots.DisallowedError). It is not matched when robots.txt was read
+	// and forbids the URL, nor when an answer the policy counts as a
+	// refusal (a 401 or 403 under robots.Strict) did.
+	ErrRobotsUnreachable = errors.New("fetch: robots.txt unreachable")
 )
 
-// ErrRobotsUnreachable is matched (errors.Is), beside ErrRobots, by the
-// *[RefusedError] of a URL whose site is disallowed because its robots.txt
-// could not be read: a network failure (DNS, connection, TLS, time-out, a
-// body cut short), a 5xx answer, or a redirect to a target the chain does not
-// request. RFC 9309 reads an unreachable robots.txt as disallowing the whole
-// site, so the refusal stands until Until, when robots.txt is asked again;
-// the cause is in the refusal's Err (a *robots.DisallowedError). It is not
-// matched when robots.txt was read and forbids the URL, nor when an answer
-// the policy counts as a refusal (a 401 or 403 under robots.Strict) did.
-var ErrRobotsUnreachable = errors.New("fetch: robots.txt unreachable")
+// Errors of a configuration [New] or [Policy.Tighten] refuses, each matched
+// (errors.Is) by the typed error that says which field and why.
+var (
+	// ErrNoIdentity is matched by the *[IdentityError] New returns for a
+	// Policy that does not say who is crawling.
+	ErrNoIdentity = errors.New("fetch: the policy does not name its crawler")
+	// ErrLessPolite is matched by every *[OverrideError].
+	ErrLessPolite = errors.New("fetch: override would make the policy less polite")
+	// ErrInvalidCredential is matched by the *[CredentialError] of a
+	// credential that cannot, or may not, be sent.
+	ErrInvalidCredential = errors.New("fetch: invalid credential")
+)
 
 // Errors about a response body that arrived but may not be deposited. They are
 // returned by [Result.Depositable], and by [Client.Get] beside the Result when the body
@@ -330,13 +344,6 @@ func unprefixed(err error) string {
 	return strings.TrimPrefix(err.Error(), "fetch: ")
 }
 
-// ErrPacingDeadline is matched (errors.Is) by the error of a request whose
-// context's deadline came while it waited for its host's turn in the pacer
-// or for its host's robots.txt to be read, or would come before that turn
-// (then the request fails at once): nothing of its own was sent. The error
-// matches context.DeadlineExceeded as well.
-var ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
-
 // pacingDeadlineError is a deadline met while a request waited, before
 // anything of its own was sent: for its host's turn in the pacer, or for
 // its host's robots.txt to be read (for it or for another request).
@@ -368,16 +375,24 @@ func waitError(host, wait string, err error) error {
 	return err
 }
 
-// ErrNotResent is the error of a request whose connection failed after the
-// request had been written to it (reset, or closed by the server before any
-// answer). net/http would send such a request again at once on a new
-// connection: a second request to the host within its interval, so the
-// chain does not. The request reached the host; ask again at a later turn.
-var ErrNotResent = errors.New("fetch: connection failed after the request was sent; not sent again within the host's interval")
-
-// Errors of a response whose header did not arrive within the chain's bounds;
-// each error also wraps net/http's own.
+// Errors of a request that was not answered within the chain's bounds: it
+// waited past its deadline before it was sent, its connection failed once
+// it was, or its answer's header did not arrive in time or in size. Those
+// of a header wrap net/http's own error too.
 var (
+	// ErrPacingDeadline is matched by the error of a request whose
+	// context's deadline came while it waited for its host's turn in the
+	// pacer or for its host's robots.txt to be read, or would come before
+	// that turn (then the request fails at once): nothing of its own was
+	// sent. The error matches context.DeadlineExceeded as well.
+	ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
+	// ErrNotResent: the request's connection failed after the request had
+	// been written to it (reset, or closed by the server before any
+	// answer). net/http would send such a request again at once on a new
+	// connection: a second request to the host within its interval, so
+	// the chain does not. The request reached the host; ask again at a
+	// later turn.
+	ErrNotResent = errors.New("fetch: connection failed after the request was sent; not sent again within the host's interval")
 	// ErrHeaderTimeout: no response header within Policy.FirstByte of the
 	// request being written.
 	ErrHeaderTimeout = errors.New("fetch: no response header within the first-byte time-out")

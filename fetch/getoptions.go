@@ -13,9 +13,6 @@ func AsKind(k Kind) GetOption { return func(c *callInfo) { c.kind = k } }
 // on every hop of this Get, and by nothing else.
 func WithReferer(page string) GetOption { return func(c *callInfo) { c.referer = page } }
 
-// WithAccept replaces the policy's Accept header for this Get.
-func WithAccept(accept string) GetOption { return func(c *callInfo) { c.accept = accept } }
-
 // WithSource applies a source's admitted hosts, declared parameters and
 // credential to this Get instead of the policy's. The option may be used by
 // any number of Gets at once: s is copied and read only.

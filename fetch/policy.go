@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -149,10 +148,6 @@ func (p *Policy) UserAgent() string {
 	}
 	return ua + ")"
 }
-
-// ErrNoIdentity is matched (errors.Is) by the *[IdentityError] [New] returns for
-// a Policy that does not say who is crawling.
-var ErrNoIdentity = errors.New("fetch: the policy does not name its crawler")
 
 // IdentityError is a Policy whose identity is missing or cannot be sent in a
 // User-Agent; it matches [ErrNoIdentity].
@@ -353,9 +348,6 @@ const (
 	minTimeout = time.Second
 	minMaxWire = 1024
 )
-
-// ErrLessPolite is matched (errors.Is) by every *[OverrideError].
-var ErrLessPolite = errors.New("fetch: override would make the policy less polite")
 
 // OverrideError is an override [Policy.Tighten] refuses: the [Overrides]
 // field at fault ("Interval", "RobotsTTL", …), and why. It matches
