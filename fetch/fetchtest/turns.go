@@ -66,6 +66,7 @@ func turnsInOrder(t *testing.T, scheds []fetch.Schedule, grants int) []string {
 	}
 	var order []string
 	lastHolder := -1
+	var lastGrant time.Time
 	for len(order) < grants && len(queue) > 0 {
 		slices.SortFunc(queue, func(a, b ask) int {
 			if c := a.at.Compare(b.at); c != 0 {
@@ -91,6 +92,10 @@ func turnsInOrder(t *testing.T, scheds []fetch.Schedule, grants int) []string {
 			push(a.at.Add(d), a.proc)
 			continue
 		}
+		if !lastGrant.IsZero() && a.at.Sub(lastGrant) < gap {
+			t.Fatalf("%s granted at +%v, %v after the previous grant: the interval is %v (P1)", c.Owner, a.at.Sub(t0), a.at.Sub(lastGrant), gap)
+		}
+		lastGrant = a.at
 		order = append(order, names[a.proc])
 		lastHolder = a.proc
 		end := a.at.Add(hold)
