@@ -29,6 +29,56 @@ func (s *flakySchedule) Acquire(ctx context.Context, c Claim) (time.Duration, bo
 	return s.MemorySchedule.Acquire(ctx, c)
 }
 
+// lossySchedule is a MemorySchedule whose Acquire, while lose is set, is
+// carried out but answered with an error, as a shared store's is when its
+// answer is lost (a time-out after the script ran).
+type lossySchedule struct {
+	MemorySchedule
+	lose atomic.Bool
+}
+
+var errAnswerLost = errors.New("schedule store: answer lost")
+
+func (s *lossySchedule) Acquire(ctx context.Context, c Claim) (time.Duration, bool, error) {
+	wait, ok, err := s.MemorySchedule.Acquire(ctx, c)
+	if s.lose.Load() {
+		return 0, false, errAnswerLost
+	}
+	return wait, ok, err
+}
+
+// TestSchedule_LostGrantIsReleased: a claim the store granted but whose
+// answer was lost sends nothing and leaves no lease behind, so the host's
+// next request is granted at once rather than a lease's TTL later.
+func TestSchedule_LostGrantIsReleased(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	web := politetest.NewWeb(t)
+	site := web.Site("news.example")
+	path := site.AddArticle(politetest.Article{}).Path
+	sched := &lossySchedule{}
+	c := newClient(t, web, testPolicy(Vault(), time.Millisecond), WithStores(Stores{Schedule: sched}))
+	sched.lose.Store(true)
+	if _, err := c.Get(ctx, site.URL(path)); !errors.Is(err, errAnswerLost) {
+		t.Fatalf("Get with the store's answer lost = %v, want its error", err)
+	}
+	if n := len(web.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the web on a claim whose grant was lost", n)
+	}
+	sched.lose.Store(false)
+	wait, ok, err := sched.Acquire(ctx, Claim{Key: "news.example", Owner: "probe", Now: time.Now(), Limit: 1, TTL: time.Minute})
+	if err != nil || !ok {
+		t.Fatalf("a claim after the lost grant = wait %v, ok %v, %v; want granted: the lost grant's lease still holds the host", wait, ok, err)
+	}
+	if err := sched.Release(ctx, "news.example", "probe", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Get(ctx, site.URL(path))
+	if err != nil || !res.Complete() {
+		t.Fatalf("Get once the store answers = %v, %v; want the page", res, err)
+	}
+}
+
 // TestRobots_NotSentIsOurs: a robots.txt request that never left the process
 // (the shared schedule failed, the host's ledger refused it) refuses the Get
 // that needed it and sends nothing, but records nothing in the robots store

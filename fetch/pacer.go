@@ -196,8 +196,12 @@ func (p *pacer) acquire(ctx context.Context, t *turn, minGap time.Duration) (tim
 		wait, ok, err := p.Schedule.Acquire(cctx, Claim{Key: t.key, Owner: t.owner, Now: now, Gap: max(lo, minGap), Limit: n, TTL: ttl})
 		cancel()
 		if err != nil {
-			t.owner = ""
+			// The store may have granted the claim and its answer been
+			// lost (a time-out after the script ran): giveBack releases
+			// the owner's lease, a no-op if it holds none, so that no
+			// lease nobody will use holds the host back for its TTL.
 			p.giveBack(t, false)
+			t.owner = ""
 			return waited, err
 		}
 		if ok {

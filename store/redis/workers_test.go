@@ -261,6 +261,53 @@ func (r *crawlRun) unfinished() string {
 			fmt.Fprintf(&b, "\n    %s worker %d pass failed: %s", e.at.Format("15:04:05.000"), e.worker, e.msg)
 		}
 		fmt.Fprintf(&b, "\n    %d passes failed", len(errs))
+		b.WriteString(hostKeys(ctx, c, r.cfg.Prefix, src))
+	}
+	return b.String()
+}
+
+// hostKeys says what Redis holds for host (every key whose hash tag names
+// it: its schedule, leases, waiters, ledger record, robots.txt and its fetch
+// lease), against Redis's clock, so that a host nobody was granted can be
+// told apart from one a stale claim or waiter held.
+func hostKeys(ctx context.Context, c goredis.UniversalClient, prefix, host string) string {
+	var b strings.Builder
+	if now, err := c.Time(ctx).Result(); err == nil {
+		fmt.Fprintf(&b, "\n    Redis now %s (%d µs)", now.Format("15:04:05.000"), now.UnixMicro())
+	}
+	scan := func(ctx context.Context, n *goredis.Client) error {
+		iter := n.Scan(ctx, 0, prefix+"*{"+host+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			typ, _ := n.Type(ctx, k).Result()
+			ttl, _ := n.PTTL(ctx, k).Result()
+			var v any
+			switch typ {
+			case "hash":
+				v, _ = n.HGetAll(ctx, k).Result()
+			case "zset":
+				v, _ = n.ZRangeWithScores(ctx, k, 0, -1).Result()
+			case "set":
+				v, _ = n.SMembers(ctx, k).Result()
+			case "string":
+				s, _ := n.Get(ctx, k).Result()
+				v = s[:min(len(s), 120)]
+			default:
+				v = typ
+			}
+			fmt.Fprintf(&b, "\n    %s (ttl %v): %v", strings.TrimPrefix(k, prefix), ttl, v)
+		}
+		return iter.Err()
+	}
+	var err error
+	switch c := c.(type) {
+	case *goredis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *goredis.Client:
+		err = scan(ctx, c)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\n    keys not read: %v", err)
 	}
 	return b.String()
 }
