@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/politefetch/politefetch/crawl"
 )
 
@@ -99,5 +101,45 @@ func checkMembers(t *testing.T, s *Store, key, want string) {
 	slices.Sort(m)
 	if got := fmt.Sprint(m); got != want {
 		t.Fatalf("%s holds %s, want %s", key, got, want)
+	}
+}
+
+// BenchmarkState_PassList is what a pass's list of the references to
+// queue costs a source of n references all settled (a source with nothing
+// new), on a real redis-server: Refs, which a pass read before Pending
+// existed, and Pending, which it reads now. It reports the Redis round
+// trips per list and, with -benchmem, the allocations.
+func BenchmarkState_PassList(b *testing.B) {
+	for _, n := range []int{10, 50, 500} {
+		s := realStore(b)
+		s.CallerClock = true
+		cnt := &counter{}
+		s.Client.(*goredis.Client).AddHook(cnt)
+		st := s.State()
+		ctx := context.Background()
+		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		for i := range n {
+			k := fmt.Sprint(i)
+			if _, _, err := st.See(ctx, "s", crawl.RefState{Key: k, URL: "https://a.example/" + k, FeedID: k}, t0); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Settle(ctx, "s", k, crawl.Deposited, "", t0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, l := range []struct {
+			name string
+			list func(context.Context, string) ([]crawl.RefState, error)
+		}{{"Refs", st.Refs}, {"Pending", st.Pending}} {
+			b.Run(fmt.Sprintf("refs=%d/%s", n, l.name), func(b *testing.B) {
+				trips := cnt.trips.Load()
+				for b.Loop() {
+					if _, err := l.list(ctx, "s"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cnt.trips.Load()-trips)/float64(b.N), "roundtrips/op")
+			})
+		}
 	}
 }
