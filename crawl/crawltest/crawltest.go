@@ -26,9 +26,9 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // Run checks that the States newState returns behave as crawl.State
 // documents: schedules, the pass lease (with many owners contending at
-// once), references and their first-seen instants, per-pass attempt and
-// failure counters, and withdrawal; and, for a State that is a
-// crawl.Tallier, each source's tally.
+// once), references and their first-seen instants, the pending ones
+// (Pending), per-pass attempt and failure counters, and withdrawal; and,
+// for a State that is a crawl.Tallier, each source's tally.
 func Run(t *testing.T, newState func(t *testing.T) crawl.State) {
 	t.Helper()
 	cases := []struct {
