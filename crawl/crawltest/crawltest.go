@@ -231,8 +231,9 @@ func testPending(t *testing.T, st crawl.State) {
 			t.Fatal(err)
 		}
 	}
-	checkPending(t, st, "s", "[e g f]") // g and e first seen together
-	see(t, st, "s", crawl.RefState{Key: "a", ListID: "a"}, t0.Add(2*time.Hour)) // settled, seen again
+	checkPending(t, st, "s", "[e g f]") // g and e were first seen together
+	// a settled, seen again; h new.
+	see(t, st, "s", crawl.RefState{Key: "a", ListID: "a"}, t0.Add(2*time.Hour))
 	see(t, st, "s", crawl.RefState{Key: "h", URL: "https://a.example/h"}, t0.Add(2*time.Hour))
 	if err := st.Settle(ctx, "s", "f", crawl.Excluded, "", t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
