@@ -277,11 +277,11 @@ func (l *Ledger) update(ctx context.Context, key string, fn func(backoff.State, 
 	})
 }
 
-// optimistic runs fn under WATCH of keys, again while another client's write
-// to one of them makes its transaction fail, at most MaxRetries times. Between tries it
-// waits a random moment that grows with each lost race (up to 8 ms), so that
-// writers contending for one key take turns instead of all retrying at once;
-// the wait ends early with ctx.
+// optimistic runs fn under WATCH of keys, again while another client's
+// write to one of them makes its transaction fail, at most MaxRetries
+// times. Between tries it waits a random moment that grows with each lost
+// race (up to 8 ms), so that writers contending for one key take turns
+// instead of all retrying at once; the wait ends early with ctx.
 func (s *Store) optimistic(ctx context.Context, keys []string, fn func(tx *goredis.Tx) error) error {
 	for attempt := range or(s.MaxRetries, DefaultMaxRetries) {
 		err := s.Client.Watch(ctx, fn, keys...)
