@@ -408,7 +408,7 @@ func (p *pass) schedule(ctx, stop context.Context, announce func(add func(RefSta
 		announce(add)
 	}
 	c, src := p.c, p.src
-	refs, err := c.state.Refs(ctx, src.ID)
+	refs, err := c.state.Pending(ctx, src.ID)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,11 @@ type State interface {
 	// Refs returns the source's records, oldest first-seen first (ties by
 	// key).
 	Refs(ctx context.Context, source string) ([]RefState, error)
+	// Pending returns the source's records whose Outcome is Pending, in
+	// Refs' order: oldest first-seen first, ties by key. It is what a
+	// pass reads: its cost follows the references still to be read, not
+	// every reference the source ever announced.
+	Pending(ctx context.Context, source string) ([]RefState, error)
 	// Settle records the end of key's story: deposited (as an article, or
 	// as an excerpt), excluded (gated) or mismatched, with its
 	// note. A settled reference is not read again.
@@ -189,8 +195,9 @@ type memSource struct {
 	lease    Lease
 	pass     uint64
 	refs     map[string]*RefState
-	attempts map[string]int // this pass
-	failures int            // this pass
+	pending  map[string]*RefState // the refs still Pending
+	attempts map[string]int       // this pass
+	failures int                  // this pass
 	tally    Tally
 }
 
@@ -215,7 +222,7 @@ func (m *MemoryState) src(id string, create bool) *memSource {
 		}
 		s = m.sources[id]
 		if s == nil {
-			s = &memSource{refs: map[string]*RefState{}, attempts: map[string]int{}}
+			s = &memSource{refs: map[string]*RefState{}, pending: map[string]*RefState{}, attempts: map[string]int{}}
 			m.sources[id] = s
 		}
 		m.mu.Unlock()
@@ -293,6 +300,7 @@ func (m *MemoryState) See(ctx context.Context, source string, ref RefState, now 
 	if created {
 		r = &RefState{Key: ref.Key, FirstSeen: now}
 		s.refs[ref.Key] = r
+		s.pending[ref.Key] = r
 	}
 	r.Merge(ref)
 	return cloneRef(*r), created, nil
@@ -347,23 +355,32 @@ func (m *MemoryState) Refs(ctx context.Context, source string) ([]RefState, erro
 		return nil, nil
 	}
 	defer s.mu.Unlock()
-	out := make([]RefState, 0, len(s.refs))
-	for _, r := range s.refs {
+	return sortedRefs(s.refs), nil
+}
+
+// Pending implements State.
+func (m *MemoryState) Pending(ctx context.Context, source string) ([]RefState, error) {
+	s := m.src(source, false)
+	if s == nil {
+		return nil, nil
+	}
+	defer s.mu.Unlock()
+	return sortedRefs(s.pending), nil
+}
+
+// sortedRefs returns copies of refs, oldest first-seen first (ties by key).
+func sortedRefs(refs map[string]*RefState) []RefState {
+	out := make([]RefState, 0, len(refs))
+	for _, r := range refs {
 		out = append(out, cloneRef(*r))
 	}
 	slices.SortFunc(out, func(a, b RefState) int {
 		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
 			return c
 		}
-		if a.Key < b.Key {
-			return -1
-		}
-		if a.Key > b.Key {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.Key, b.Key)
 	})
-	return out, nil
+	return out
 }
 
 // Settle implements State.
@@ -378,6 +395,11 @@ func (m *MemoryState) Settle(ctx context.Context, source, key string, outcome Ou
 		s.tally.Add(outcomeTally(outcome))
 	}
 	r.Outcome, r.Note, r.Settled = outcome, note, now
+	if outcome == Pending {
+		s.pending[key] = r
+	} else {
+		delete(s.pending, key)
+	}
 	return nil
 }
 
@@ -418,6 +440,7 @@ func (m *MemoryState) Forget(ctx context.Context, source string) error {
 		// The pass number and the lease survive, so a later pass is never
 		// confused with an earlier one.
 		s.sched, s.refs, s.attempts, s.failures, s.tally = Schedule{}, map[string]*RefState{}, map[string]int{}, 0, Tally{}
+		s.pending = map[string]*RefState{}
 		s.mu.Unlock()
 	}
 	return nil

@@ -26,9 +26,9 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // Run checks that the States newState returns behave as crawl.State
 // documents: schedules, the pass lease (with many owners contending at
-// once), references and their first-seen instants, per-pass attempt and
-// failure counters, and withdrawal; and, for a State that is a
-// crawl.Tallier, each source's tally.
+// once), references and their first-seen instants, the pending ones
+// (Pending), per-pass attempt and failure counters, and withdrawal; and,
+// for a State that is a crawl.Tallier, each source's tally.
 func Run(t *testing.T, newState func(t *testing.T) crawl.State) {
 	t.Helper()
 	cases := []struct {
@@ -41,6 +41,7 @@ func Run(t *testing.T, newState func(t *testing.T) crawl.State) {
 		{"LeaseContention", testLeaseContention},
 		{"RefsFirstSeen", testRefs},
 		{"SettleKeepsOutcome", testSettle},
+		{"Pending", testPending},
 		{"AttemptsPerPass", testAttempts},
 		{"AttemptsConcurrent", testAttemptsConcurrent},
 		{"FailuresConsecutive", testFailures},
@@ -208,6 +209,80 @@ func testRefs(t *testing.T, st crawl.State) {
 	if !ok || !got.FirstSeen.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("Ref = %+v, %v", got, ok)
 	}
+}
+
+// testPending: Pending returns exactly the references no Settle has
+// ended, in Refs' order (first seen, then key), as Refs returns them; a
+// settled reference seen again stays out, a new one comes in, another
+// source's stay apart, and Forget empties it.
+func testPending(t *testing.T, st crawl.State) {
+	ctx := context.Background()
+	if got := ok(st.Pending(ctx, "s"))(t); len(got) != 0 {
+		t.Fatalf("unknown source's Pending = %v, want none", got)
+	}
+	ex := &feed.Excerpt{Label: feed.ExcerptLabel, Headline: "H", Link: "https://a.example/a", ID: "a"}
+	for i, k := range []string{"g", "e", "f", "a", "b", "c", "d"} {
+		see(t, st, "s", crawl.RefState{Key: k, URL: "https://a.example/" + k, FeedID: k, Excerpt: ex}, t0.Add(time.Duration(i/2)*time.Minute))
+	}
+	see(t, st, "other", crawl.RefState{Key: "x", URL: "https://b.example/x"}, t0)
+	settled := map[string]crawl.Outcome{"a": crawl.Deposited, "b": crawl.Excerpted, "c": crawl.Excluded, "d": crawl.Mismatch}
+	for k, o := range settled {
+		if err := st.Settle(ctx, "s", k, o, "note "+k, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkPending(t, st, "s", "[e g f]") // g and e were first seen together
+	// a settled, seen again; h new.
+	see(t, st, "s", crawl.RefState{Key: "a", ListID: "a"}, t0.Add(2*time.Hour))
+	see(t, st, "s", crawl.RefState{Key: "h", URL: "https://a.example/h"}, t0.Add(2*time.Hour))
+	if err := st.Settle(ctx, "s", "f", crawl.Excluded, "", t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	checkPending(t, st, "s", "[e g h]")
+	checkPending(t, st, "other", "[x]")
+	if err := st.Forget(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	checkPending(t, st, "s", "[]")
+	see(t, st, "s", crawl.RefState{Key: "a", URL: "https://a.example/a"}, t0.Add(3*time.Hour))
+	checkPending(t, st, "s", "[a]")
+	checkPending(t, st, "other", "[x]")
+}
+
+// checkPending fails t unless source's Pending gives the keys want (as
+// fmt prints a []string) and each record as Refs gives it.
+func checkPending(t *testing.T, st crawl.State, source, want string) {
+	t.Helper()
+	ctx := context.Background()
+	got := ok(st.Pending(ctx, source))(t)
+	var keys []string
+	for _, r := range got {
+		keys = append(keys, r.Key)
+	}
+	if fmt.Sprint(keys) != want {
+		t.Fatalf("Pending(%s) = %v, want %s", source, keys, want)
+	}
+	var fromRefs []crawl.RefState
+	for _, r := range ok(st.Refs(ctx, source))(t) {
+		if r.Outcome == crawl.Pending {
+			fromRefs = append(fromRefs, r)
+		}
+	}
+	if describe(got) != describe(fromRefs) {
+		t.Fatalf("Pending(%s) = %s,\nRefs' pending ones are %s", source, describe(got), describe(fromRefs))
+	}
+}
+
+// describe prints refs' fields, for comparing two lists.
+func describe(refs []crawl.RefState) string {
+	s := ""
+	for _, r := range refs {
+		s += fmt.Sprintf("{%s %s %s %s %s %v %s %s}", r.Key, r.URL, r.FeedID, r.ListID, r.FirstSeen.UTC(), r.Outcome, r.Note, r.Settled.UTC())
+		if r.Excerpt != nil {
+			s += r.Excerpt.Headline
+		}
+	}
+	return s
 }
 
 // see calls st.See, failing t on an error.

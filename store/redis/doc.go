@@ -114,6 +114,9 @@
 //	pass:{source}            hash        owner, exp (µs), pass, failures            as src:{source}                              State.AcquireLease, RenewLease, ReleaseLease, Failure
 //	attempts:{source}        hash        reference key → reads in this pass         as src:{source}; deleted at each new pass    State.Attempt
 //	refs:{source}            hash        reference key → JSON of crawl.RefState     as src:{source}                              State.See, Settle (Forget deletes it)
+//	pending:{source}         set         the keys of the references still pending,  as src:{source}                              State.See, Settle (in their transaction);
+//	                                     and "" (the set is built)                                                               Pending builds it once from refs:{source}
+//	                                                                                                                             where it is missing (Forget deletes it)
 //	tally:{source}           hash        crawl.Tally's counters: reads, trigger_    as src:{source}                              State.Attempt and Failure (in their script),
 //	                                     reads, not_modified, robots_reads, ...,                                                 Settle (in its transaction), AddTally
 //	                                     deposit_failures (Forget deletes it)

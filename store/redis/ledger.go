@@ -255,7 +255,7 @@ func (l *Ledger) Update(ctx context.Context, key string, fn func(backoff.State, 
 // update is Update's read-modify-write, without the pending refusals.
 func (l *Ledger) update(ctx context.Context, key string, fn func(backoff.State, bool) (backoff.State, bool)) error {
 	k := l.s.key("ledger", key)
-	return l.s.optimistic(ctx, k, func(tx *goredis.Tx) error {
+	return l.s.optimistic(ctx, []string{k}, func(tx *goredis.Tx) error {
 		cur, ok, now, off, err := l.read(ctx, tx, k)
 		if err != nil {
 			return err
@@ -277,14 +277,14 @@ func (l *Ledger) update(ctx context.Context, key string, fn func(backoff.State, 
 	})
 }
 
-// optimistic runs fn under WATCH of key, again while another client's write
-// to key makes its transaction fail, at most MaxRetries times. Between tries it
-// waits a random moment that grows with each lost race (up to 8 ms), so that
-// writers contending for one key take turns instead of all retrying at once;
-// the wait ends early with ctx.
-func (s *Store) optimistic(ctx context.Context, key string, fn func(tx *goredis.Tx) error) error {
+// optimistic runs fn under WATCH of keys, again while another client's
+// write to one of them makes its transaction fail, at most MaxRetries
+// times. Between tries it waits a random moment that grows with each lost
+// race (up to 8 ms), so that writers contending for one key take turns
+// instead of all retrying at once; the wait ends early with ctx.
+func (s *Store) optimistic(ctx context.Context, keys []string, fn func(tx *goredis.Tx) error) error {
 	for attempt := range or(s.MaxRetries, DefaultMaxRetries) {
-		err := s.Client.Watch(ctx, fn, key)
+		err := s.Client.Watch(ctx, fn, keys...)
 		if !errors.Is(err, goredis.TxFailedErr) {
 			return err
 		}

@@ -348,8 +348,10 @@ func (st *State) Settle(ctx context.Context, source, key string, outcome crawl.O
 var errNoWrite = errors.New("no write")
 
 // updateRef writes key's reference as fn makes it from the stored one, under
-// WATCH of the source's references; tally, when set, is what fn left in it
-// to add to the source's tally in the same transaction.
+// WATCH of the source's references and pending set; tally, when set, is
+// what fn left in it to add to the source's tally in the same transaction.
+// The pending set is kept in the same transaction, where it is built (see
+// keepsPending).
 func (st *State) updateRef(ctx context.Context, op, source, key string, tally *crawl.Tally, fn func(crawl.RefState, bool) (crawl.RefState, error)) error {
 	ctx, cancel, err := st.s.call(ctx)
 	defer cancel()
@@ -357,19 +359,12 @@ func (st *State) updateRef(ctx context.Context, op, source, key string, tally *c
 		return st.s.fail(op, source+"/"+key, err)
 	}
 	_, _, _, rk := st.keys(source)
+	pk := st.pendingKey(source)
 	var fnErr error
-	err = st.s.optimistic(ctx, rk, func(tx *goredis.Tx) error {
-		v, err := tx.HGet(ctx, rk, key).Result()
-		var cur crawl.RefState
-		ok := err == nil
-		switch {
-		case errors.Is(err, goredis.Nil):
-		case err != nil:
+	err = st.s.optimistic(ctx, []string{rk, pk}, func(tx *goredis.Tx) error {
+		cur, ok, fresh, keep, err := st.readRef(ctx, tx, rk, pk, key)
+		if err != nil {
 			return err
-		default:
-			if err := json.Unmarshal([]byte(v), &cur); err != nil {
-				return fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
 		}
 		next, err := fn(cur, ok)
 		if err != nil {
@@ -380,9 +375,22 @@ func (st *State) updateRef(ctx context.Context, op, source, key string, tally *c
 		if err != nil {
 			return err
 		}
+		retain := or(st.s.StateRetain, DefaultStateRetain)
 		_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.HSet(ctx, rk, key, b)
-			p.PExpire(ctx, rk, or(st.s.StateRetain, DefaultStateRetain))
+			p.PExpire(ctx, rk, retain)
+			if keep {
+				if fresh {
+					p.Del(ctx, pk) // left by a hash that expired before it
+				}
+				p.SAdd(ctx, pk, pendingBuilt)
+				if next.Outcome == crawl.Pending {
+					p.SAdd(ctx, pk, key)
+				} else {
+					p.SRem(ctx, pk, key)
+				}
+				p.PExpire(ctx, pk, retain)
+			}
 			if tally != nil {
 				st.addTally(ctx, p, source, *tally)
 			}
@@ -394,6 +402,38 @@ func (st *State) updateRef(ctx context.Context, op, source, key string, tally *c
 		return fnErr
 	}
 	return st.s.fail(op, source+"/"+key, err)
+}
+
+// readRef reads, in one round trip under tx's WATCH, key's stored
+// reference (ok false when there is none), whether the source's references
+// hash is still to be made (fresh), and whether its pending set is to be
+// kept (keep): it is when built, or when fresh, since the set is then
+// complete from the first reference on.
+func (st *State) readRef(ctx context.Context, tx *goredis.Tx, rk, pk, key string) (cur crawl.RefState, ok, fresh, keep bool, err error) {
+	var get *goredis.StringCmd
+	var refsExist, setExists *goredis.IntCmd
+	_, err = tx.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		get = p.HGet(ctx, rk, key)
+		refsExist = p.Exists(ctx, rk)
+		setExists = p.Exists(ctx, pk)
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return cur, false, false, false, err
+	}
+	v, err := get.Result()
+	switch {
+	case errors.Is(err, goredis.Nil):
+	case err != nil:
+		return cur, false, false, false, err
+	default:
+		if err := json.Unmarshal([]byte(v), &cur); err != nil {
+			return cur, false, false, false, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		ok = true
+	}
+	fresh = refsExist.Val() == 0
+	return cur, ok, fresh, fresh || setExists.Val() == 1, nil
 }
 
 // Ref implements [crawl.State].
@@ -432,26 +472,41 @@ func (st *State) Refs(ctx context.Context, source string) ([]crawl.RefState, err
 	if err != nil {
 		return nil, st.s.fail("state refs", source, err)
 	}
+	out, err := decodeRefs(m, func(crawl.RefState) bool { return true })
+	return out, st.s.fail("state refs", source, err)
+}
+
+// decodeRefs decodes the stored references in m that keep accepts, oldest
+// first-seen first (ties by key).
+func decodeRefs(m map[string]string, keep func(crawl.RefState) bool) ([]crawl.RefState, error) {
 	out := make([]crawl.RefState, 0, len(m))
 	for _, v := range m {
 		var r crawl.RefState
 		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return nil, st.s.fail("state refs", source, fmt.Errorf("%w: %v", ErrCorrupt, err))
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
-		out = append(out, r)
+		if keep(r) {
+			out = append(out, r)
+		}
 	}
-	slices.SortFunc(out, func(a, b crawl.RefState) int {
+	sortRefs(out)
+	return out, nil
+}
+
+// sortRefs orders refs as Refs returns them: oldest first-seen first, ties
+// by key.
+func sortRefs(refs []crawl.RefState) {
+	slices.SortFunc(refs, func(a, b crawl.RefState) int {
 		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
 	})
-	return out, nil
 }
 
-// Forget implements [crawl.State]: the schedule, the references and the
-// counters go; the pass number (and a lease still held) stays, so a later
-// pass is never confused with an earlier one.
+// Forget implements [crawl.State]: the schedule, the references (with
+// their pending set) and the counters go; the pass number (and a lease
+// still held) stays, so a later pass is never confused with an earlier one.
 func (st *State) Forget(ctx context.Context, source string) error {
 	ctx, cancel, err := st.s.call(ctx)
 	defer cancel()
@@ -459,7 +514,7 @@ func (st *State) Forget(ctx context.Context, source string) error {
 		return st.s.fail("state forget", source, err)
 	}
 	sk, _, ak, rk := st.keys(source)
-	return st.s.fail("state forget", source, st.s.Client.Del(ctx, sk, ak, rk, st.tallyKey(source)).Err())
+	return st.s.fail("state forget", source, st.s.Client.Del(ctx, sk, ak, rk, st.pendingKey(source), st.tallyKey(source)).Err())
 }
 
 // tallyKey is the source's tally: a hash of counters, one field each (see

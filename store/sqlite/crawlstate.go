@@ -265,23 +265,34 @@ func (s *CrawlState) Ref(ctx context.Context, source, key string) (crawl.RefStat
 
 // Refs implements [crawl.State].
 func (s *CrawlState) Refs(ctx context.Context, source string) ([]crawl.RefState, error) {
-	if err := s.db.check("crawl refs", source); err != nil {
+	return s.list(ctx, "crawl refs", s.db.stmts.refList, source)
+}
+
+// Pending implements [crawl.State]: one read of the partial index
+// crawl_ref_pending, which holds only the references still pending.
+func (s *CrawlState) Pending(ctx context.Context, source string) ([]crawl.RefState, error) {
+	return s.list(ctx, "crawl pending", s.db.stmts.refPending, source)
+}
+
+// list reads the references st selects for source.
+func (s *CrawlState) list(ctx context.Context, op string, st *sql.Stmt, source string) ([]crawl.RefState, error) {
+	if err := s.db.check(op, source); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.stmts.refList.QueryContext(ctx, source)
+	rows, err := st.QueryContext(ctx, source)
 	if err != nil {
-		return nil, wrap("crawl refs", source, err)
+		return nil, wrap(op, source, err)
 	}
 	defer rows.Close()
 	var out []crawl.RefState
 	for rows.Next() {
 		var r crawl.RefState
 		if err := scanRef(rows, &r); err != nil {
-			return nil, wrap("crawl refs", source, err)
+			return nil, wrap(op, source, err)
 		}
 		out = append(out, r)
 	}
-	return out, wrap("crawl refs", source, rows.Err())
+	return out, wrap(op, source, rows.Err())
 }
 
 // Settle implements [crawl.State].

@@ -234,11 +234,17 @@ CREATE TABLE schedule_waiter (
 	PRIMARY KEY (host, owner)
 ) WITHOUT ROWID;
 `,
+	// 12: the references still pending, each source's in first-seen
+	// order (CrawlState.Pending, a pass's list): a partial index, so a
+	// pass reads the references it may queue, not all the source kept.
+	`
+CREATE INDEX crawl_ref_pending ON crawl_ref (source, first_seen_ns, key) WHERE outcome = 0;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

@@ -22,7 +22,7 @@ type statements struct {
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
-	refOutcome, refDeposited                                         *sql.Stmt
+	refOutcome, refDeposited, refPending                             *sql.Stmt
 	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
@@ -31,6 +31,11 @@ type statements struct {
 }
 
 const refCols = `key, url, feed_id, list_id, published_ns, excerpt, first_seen_ns, outcome, note, settled_ns`
+
+// refPendingSQL lists a source's pending references in first-seen order.
+// Its outcome = 0 is written as in crawl_ref_pending's WHERE, so that
+// SQLite reads that partial index, already in this order.
+const refPendingSQL = `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND outcome = 0 ORDER BY first_seen_ns, key`
 
 func (db *DB) prepare(ctx context.Context) error {
 	s := &db.stmts
@@ -91,6 +96,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.refGetW, true, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refPut, true, `INSERT INTO crawl_ref (source, ` + refCols + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, key) DO UPDATE SET url = excluded.url, feed_id = excluded.feed_id, list_id = excluded.list_id, published_ns = excluded.published_ns, excerpt = excluded.excerpt`},
 		{&s.refList, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 ORDER BY first_seen_ns, key`},
+		{&s.refPending, false, refPendingSQL},
 		{&s.refOutcome, false, `SELECT outcome, note FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refDeposited, true, `UPDATE crawl_ref SET outcome = ?3, note = '', settled_ns = ?4 WHERE source = ?1 AND key = ?2 AND outcome = ?5`},
 		{&s.refSettle, true, `UPDATE crawl_ref SET outcome = ?3, note = ?4, settled_ns = ?5 WHERE source = ?1 AND key = ?2`},
