@@ -131,7 +131,7 @@ func TestSSRF_V10_LoopbackWithoutAllowList(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
 	web.Site("plain.example")
-	c, err := New(testPolicy(Vault(), time.Millisecond), WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs()))
+	c, err := New(testPolicy(Vault(), time.Millisecond), WithNetwork(Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSSRF_V10_Rebinding(t *testing.T) {
 	s := web.Site("rebind.example")
 	a := s.AddArticle(politetest.Article{})
 	p := testPolicy(Vault(), time.Millisecond)
-	c := newClient(t, web, p, WithResolver(&rebinding{web: web}), WithDNSTTL(time.Nanosecond))
+	c := newClient(t, web, p, WithNetwork(Network{Resolver: &rebinding{web: web}, DNSTTL: time.Nanosecond}))
 	ctx := context.Background()
 	if _, err := c.Get(ctx, s.URL(a.Path)); err != nil {
 		t.Fatalf("first read: %v", err)
