@@ -58,7 +58,7 @@ func TestRedirect_V10(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		path string
-		opts []GetOption
+		opts []GetOptions
 		want Reason // 0: followed to a 200
 	}{
 		{"/loop", nil, TooManyRedirects},
@@ -67,8 +67,8 @@ func TestRedirect_V10(t *testing.T) {
 		{"/other", nil, HostNotAdmitted},
 		{"/utm", nil, UndeclaredParam},
 		{"/ref", nil, 0},
-		{"/three", []GetOption{AsKind(KindImage)}, 0},
-		{"/four", []GetOption{AsKind(KindImage)}, TooManyRedirects},
+		{"/three", []GetOptions{{Kind: KindImage}}, 0},
+		{"/four", []GetOptions{{Kind: KindImage}}, TooManyRedirects},
 		{"/four", nil, 0}, // the page limit is five
 
 	} {
@@ -311,11 +311,11 @@ func TestConditional_D4(t *testing.T) {
 			s.AddArticle(politetest.Article{})
 			c := newClient(t, web, testPolicy(tc.p, time.Millisecond))
 			ctx := context.Background()
-			first, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			first, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 			if err != nil || !first.Complete() {
 				t.Fatalf("%s: first read: %v", tc.name, err)
 			}
-			second, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			second, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +398,7 @@ func TestLedger_S4_SuspendedArticlesFeedsGoOn(t *testing.T) {
 	if re.Until.Before(now) {
 		t.Fatalf("suspended until %v, in the past", re.Until)
 	}
-	res, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+	res, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 	if err != nil || !res.Complete() {
 		t.Fatalf("feed of a suspended host: %v", err)
 	}

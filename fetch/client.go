@@ -351,7 +351,7 @@ func (c *Client) Close() error {
 // its error (matching ErrPacingDeadline) says that a response body from the
 // host is still open, and since when; so does [Client.Explain]
 // (Explanation.BodyOpenSince).
-func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
+func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOptions) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
 	call.result = new(resultRecord)
@@ -398,11 +398,11 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 
 // newCall returns the call of one Get or Doer read: its kind, its options, the
 // Accept of its kind and the Source in force.
-func (c *Client) newCall(kind Kind, opts []GetOption) *callInfo {
+func (c *Client) newCall(kind Kind, opts []GetOptions) *callInfo {
 	call := &callInfo{kind: kind}
 	call.rec = &call.recorder
-	for _, f := range opts {
-		f(call)
+	for i := range opts {
+		call.apply(&opts[i])
 	}
 	if call.kind == KindImage && call.accept == "" {
 		call.accept = ImageAccept

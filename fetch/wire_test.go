@@ -259,7 +259,7 @@ func TestWire_S7_ImageReferer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Get(context.Background(), "https://img.example/1.png", AsKind(KindImage), WithReferer("https://news.example/story"))
+	res, err := c.Get(context.Background(), "https://img.example/1.png", GetOptions{Kind: KindImage, Referer: "https://news.example/story"})
 	if err != nil || !res.Complete() {
 		t.Fatalf("Get: %v %v", err, res)
 	}

@@ -45,7 +45,7 @@ func TestChainFailsClosed(t *testing.T) {
 			}
 			defer client.Close()
 			db.Close() // every call to the store now fails
-			res, err := client.Get(context.Background(), site.URL("/feed.xml"), fetch.AsKind(fetch.KindFeed))
+			res, err := client.Get(context.Background(), site.URL("/feed.xml"), fetch.GetOptions{Kind: fetch.KindFeed})
 			var refused *fetch.RefusedError
 			switch {
 			case c.refuse && err == nil:

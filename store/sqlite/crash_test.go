@@ -452,7 +452,7 @@ func TestCrashChild(t *testing.T) {
 			},
 			RootCAs: roots, Allow: []netip.Prefix{crashLoopback}}),
 		// Validators on file too: the crawler keeps a feed's only once its
-		// items are recorded (fetch.DeferValidators), so a feed read just
+		// items are recorded (fetch.GetOptions.DeferValidators), so a feed read just
 		// before a kill is read in full again after the restart.
 		fetch.WithStores(fetch.Stores{Validators: db.Validators()}),
 		fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}), fetch.WithStores(fetch.Stores{Robots: db.Robots()}),
