@@ -372,7 +372,7 @@ func (c *Crawler) refresh(ctx context.Context, id string, mode passMode) (*PassR
 		// The chain's own state: a site cooling down or suspended, or a
 		// robots.txt refusing the trigger, is left alone too.
 		for _, u := range src.triggerURLs() {
-			e, err := c.Client.Explain(ctx, u, fetch.AsKind(fetch.KindFeed))
+			e, err := c.Client.Explain(ctx, u, fetch.GetOptions{Kind: fetch.KindFeed})
 			if err == nil && !e.Allowed && e.Refusal != nil {
 				declined = "the chain refuses it: " + e.Refusal.Reason.String()
 				break

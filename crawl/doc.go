@@ -14,7 +14,7 @@
 // backlog at start-up and then every [DefaultBacklogInterval], and reads
 // each announced article through one [fetch.Client], whose pacer is the
 // only thing that spaces requests. Every read is made as its source
-// ([fetch.WithSource]): a trigger, a backlog list or an article, or a
+// ([fetch.GetOptions.Source]): a trigger, a backlog list or an article, or a
 // redirect of one, on a host the source does not admit is refused unsent,
 // and only the source's declared parameters are kept. A trigger read that
 // never reached the publisher, for a failure of ours (a store of the
@@ -43,11 +43,11 @@
 // extractor or store holds the readers back instead of growing memory.
 //
 // An article is read only while it is not deposited, and always
-// unconditionally ([fetch.Unconditional]), so a read whose deposit failed,
-// or that a stopped process never deposited, is answered in full the next
-// time, never with a 304 standing for nothing kept. Feeds, API triggers and
-// backlog lists are read conditionally, but with [fetch.DeferValidators]:
-// a list's validators are kept ([fetch.Client.SaveValidators]) only once
+// unconditionally ([fetch.GetOptions.Unconditional]), so a read whose
+// deposit failed, or that a stopped process never deposited, is answered in
+// full the next time, never with a 304 standing for nothing kept. Feeds, API
+// triggers and backlog lists are read conditionally, but with
+// [fetch.GetOptions.DeferValidators]: a list's validators are kept ([fetch.Client.SaveValidators]) only once
 // every reference it names is recorded in the State (for a backlog, once
 // the whole walk is), so a list read just before a process stopped is read
 // in full after the restart and its references learnt. Only a final 200

@@ -30,8 +30,8 @@ func ExampleCrawler() {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ExampleBot", "1", "https://crawler.example/about"
 	pol.Interval = 10 * time.Millisecond // the simulated web's scale; the preset asks for 1 s
-	client, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
-		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	client, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext,
+		RootCAs: web.RootCAs(), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		panic(err)
 	}

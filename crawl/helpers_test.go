@@ -46,8 +46,8 @@ func testPolicy(t testing.TB, p Preset, interval time.Duration) fetch.Policy {
 // newClient builds the chain over web, with opts after the web's own.
 func newClient(t testing.TB, web *politetest.Web, p fetch.Policy, opts ...fetch.Option) *fetch.Client {
 	t.Helper()
-	c, err := fetch.New(p, append([]fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(loopback)}, opts...)...)
+	c, err := fetch.New(p, append([]fetch.Option{fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{loopback}})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ type pass struct {
 	maxReads, maxFailures, hostQ, nex int
 
 	// Set by readArticles for the stages.
-	get      fetch.GetOption // the source's, for every article read
+	get      fetch.GetOptions // the source's, for every article read
 	stop     context.CancelFunc
 	gate     *failGate
 	extractQ chan *job // read (or excerpt-only), waiting for an extractor
@@ -354,7 +354,7 @@ func (p *pass) readArticles(ctx context.Context, announce func(add func(RefState
 		}
 		fsrc.Credential = fetch.Credential{Header: src.Read.Credential.Header, Value: fetch.NewSecret(v), Hosts: src.Admitted}
 	}
-	p.get = fetch.WithSource(fsrc) // one for every read of the pass
+	p.get = fetch.GetOptions{Source: &fsrc} // one for every read of the pass
 
 	stop, stopPass := context.WithCancel(ctx)
 	defer stopPass()

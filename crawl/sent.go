@@ -73,4 +73,7 @@ func (s *Source) fetchSource() fetch.Source {
 }
 
 // fetchOption is fetchSource as an option of the chain's Doers.
-func (s *Source) fetchOption() fetch.GetOption { return fetch.WithSource(s.fetchSource()) }
+func (s *Source) fetchOption() fetch.GetOptions {
+	fs := s.fetchSource()
+	return fetch.GetOptions{Source: &fs}
+}

@@ -24,7 +24,7 @@ func articleURL(src *Source, r RefState) string {
 }
 
 // read counts one attempt and reads the article once.
-func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads int, fsrc fetch.GetOption, j *job) {
+func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads int, fsrc fetch.GetOptions, j *job) {
 	n, err := c.state.Attempt(ctx, src.ID, pass, j.ref.Key)
 	if err != nil {
 		j.err = err
@@ -37,7 +37,7 @@ func (c *Crawler) read(ctx context.Context, src *Source, pass uint64, maxReads i
 	// Unconditional: an article is read only while it is not deposited, so
 	// a 304 would stand for nothing kept (a deposit that failed, or a
 	// process stopped before it deposited), and the article would never be.
-	j.res, j.err = c.Client.Get(ctx, j.url, fetch.AsKind(fetch.KindArticle), fsrc, fetch.Unconditional())
+	j.res, j.err = c.Client.Get(ctx, j.url, fsrc, fetch.GetOptions{Unconditional: true})
 	var re *fetch.RefusedError
 	if errors.As(j.err, &re) && (re.Reason == fetch.Cooldown || re.Reason == fetch.Suspended) {
 		j.cooldown = true

@@ -9,7 +9,7 @@ import (
 )
 
 // listDoer is the Doer a trigger or backlog list is read through: the
-// source's Doer with fetch.DeferValidators, so that the chain keeps no
+// source's Doer with GetOptions.DeferValidators, so that the chain keeps no
 // list's validators when its 200 arrives, and a note of the validators of
 // each 200 it returned. The crawler keeps them (keep) only once every
 // reference of those responses is recorded in State: kept earlier, a
@@ -37,7 +37,7 @@ type answered struct {
 
 // newListDoer returns the source's Doer for kind k, deferring validators.
 func (c *Crawler) newListDoer(src *Source, k fetch.Kind) *listDoer {
-	return &listDoer{next: c.Client.Doer(k, src.fetchOption(), fetch.DeferValidators())}
+	return &listDoer{next: c.Client.Doer(k, src.fetchOption(), fetch.GetOptions{DeferValidators: true})}
 }
 
 func (d *listDoer) Do(req *http.Request) (*http.Response, error) {

@@ -36,8 +36,8 @@ func newChain(t *testing.T, web *politetest.Web, interval time.Duration, opts ..
 	p := fetch.StrictNews()
 	p.Name, p.Version, p.InfoURL = "FeedTestBot", "1.0", "https://crawler.example/about"
 	p.Interval = interval
-	opts = append([]fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))}, opts...)
+	opts = append([]fetch.Option{fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}, opts...)
 	c, err := fetch.New(p, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,8 @@ func ExampleReader_Read() {
 	pol.Name, pol.Version, pol.InfoURL = "ExampleBot", "1.0", "https://crawler.example/about"
 	pol.Interval = 10 * time.Millisecond // the document says 1 s; shortened for the example
 	c, err := fetch.New(pol,
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))) // the simulated web is on loopback
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})) // the simulated web is on loopback
 	if err != nil {
 		panic(err)
 	}

@@ -33,7 +33,7 @@ func TestDNS_D8_CachedOneLookupInFlight(t *testing.T) {
 		paths = append(paths, s.AddArticle(politetest.Article{}).Path)
 	}
 	res := &countingResolver{web: web}
-	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithResolver(res))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond), WithNetwork(Network{Resolver: res}))
 	var wg sync.WaitGroup
 	for _, p := range paths {
 		wg.Add(1)

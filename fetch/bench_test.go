@@ -192,7 +192,7 @@ func BenchmarkOverheadClientCPU(b *testing.B) {
 	bare := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}
 	runOverhead(b, "https://bench.example/bench", bare, func() *Client {
 		c, err := New(testPolicy(Digest(), time.Nanosecond),
-			WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
+			WithNetwork(Network{Resolver: fixedResolver(ap.Addr()), Dial: dial, RootCAs: pool, Allow: []netip.Prefix{loopback}}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 	perHost := func(a, b uint64) float64 { return float64(int64(b)-int64(a)) / wave }
 	for b.Loop() {
 		p := withIdentity(StrictNews())
-		c, err := New(p, WithResolver(fixedResolver(ap.Addr())), WithDial(dial), WithRootCAs(pool), WithAllowPrefixes(loopback))
+		c, err := New(p, WithNetwork(Network{Resolver: fixedResolver(ap.Addr()), Dial: dial, RootCAs: pool, Allow: []netip.Prefix{loopback}}))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptrace"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestGet_BodyDecodingBounded(t *testing.T) {
 	})
 	p := testPolicy(Vault(), time.Millisecond)
 	p.MaxDecoded = 64 << 20
-	c, err := New(p, WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	c, err := New(p, WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ type callInfo struct {
 	source        *Source   // resolved admitted hosts, params and credential
 	referer       string    // for images: their article page
 	accept        string    // replaces the Identity's Accept when set (a Doer's caller's Accept, an image's ImageAccept)
-	maxBody       int64     // lowers the body caps when positive (WithMaxBody)
-	unconditional bool      // no validators sent or kept (Unconditional)
-	deferred      bool      // validators sent, none kept: the caller saves them (DeferValidators)
+	maxBody       int64     // lowers the body caps when positive (GetOptions.MaxBody)
+	unconditional bool      // no validators sent or kept (GetOptions.Unconditional)
+	deferred      bool      // validators sent, none kept: the caller saves them (GetOptions.DeferValidators)
 	rec           *recorder // &recorder for a Get; nil for robots.txt fetches
 	credHeader    string    // the credential header the identity layer set on the hop in flight, canonical; "" if none
 	turn          *turn     // the pacer's turn of the hop in flight (see turn), set by the pacer

@@ -170,7 +170,7 @@ func TestCancel_P1_PoliteAtEveryStage(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				host := addr // WithDial's address is the resolved one: name the host by the request's turn
+				host := addr // Network.Dial's address is the resolved one: name the host by the request's turn
 				if t := turnFrom(ctx); t != nil {
 					host = t.key
 				}
@@ -181,7 +181,7 @@ func TestCancel_P1_PoliteAtEveryStage(t *testing.T) {
 				return &handshakeConn{Conn: conn, plan: plan}, nil
 			}
 			p := testPolicy(Digest(), auditInterval)
-			c := newClient(t, web, p, WithDial(dial))
+			c := newClient(t, web, p, WithNetwork(Network{Dial: dial}))
 
 			stop := make(chan struct{})
 			var bg sync.WaitGroup

@@ -58,7 +58,7 @@ func TestRedirect_V10(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		path string
-		opts []GetOption
+		opts []GetOptions
 		want Reason // 0: followed to a 200
 	}{
 		{"/loop", nil, TooManyRedirects},
@@ -67,8 +67,8 @@ func TestRedirect_V10(t *testing.T) {
 		{"/other", nil, HostNotAdmitted},
 		{"/utm", nil, UndeclaredParam},
 		{"/ref", nil, 0},
-		{"/three", []GetOption{AsKind(KindImage)}, 0},
-		{"/four", []GetOption{AsKind(KindImage)}, TooManyRedirects},
+		{"/three", []GetOptions{{Kind: KindImage}}, 0},
+		{"/four", []GetOptions{{Kind: KindImage}}, TooManyRedirects},
 		{"/four", nil, 0}, // the page limit is five
 
 	} {
@@ -131,7 +131,7 @@ func TestSSRF_V10_LoopbackWithoutAllowList(t *testing.T) {
 	t.Parallel()
 	web := politetest.NewWeb(t)
 	web.Site("plain.example")
-	c, err := New(testPolicy(Vault(), time.Millisecond), WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs()))
+	c, err := New(testPolicy(Vault(), time.Millisecond), WithNetwork(Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSSRF_V10_Rebinding(t *testing.T) {
 	s := web.Site("rebind.example")
 	a := s.AddArticle(politetest.Article{})
 	p := testPolicy(Vault(), time.Millisecond)
-	c := newClient(t, web, p, WithResolver(&rebinding{web: web}), WithDNSTTL(time.Nanosecond))
+	c := newClient(t, web, p, WithNetwork(Network{Resolver: &rebinding{web: web}, DNSTTL: time.Nanosecond}))
 	ctx := context.Background()
 	if _, err := c.Get(ctx, s.URL(a.Path)); err != nil {
 		t.Fatalf("first read: %v", err)
@@ -311,11 +311,11 @@ func TestConditional_D4(t *testing.T) {
 			s.AddArticle(politetest.Article{})
 			c := newClient(t, web, testPolicy(tc.p, time.Millisecond))
 			ctx := context.Background()
-			first, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			first, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 			if err != nil || !first.Complete() {
 				t.Fatalf("%s: first read: %v", tc.name, err)
 			}
-			second, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+			second, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +398,7 @@ func TestLedger_S4_SuspendedArticlesFeedsGoOn(t *testing.T) {
 	if re.Until.Before(now) {
 		t.Fatalf("suspended until %v, in the past", re.Until)
 	}
-	res, err := c.Get(ctx, s.URL("/feed.xml"), AsKind(KindFeed))
+	res, err := c.Get(ctx, s.URL("/feed.xml"), GetOptions{Kind: KindFeed})
 	if err != nil || !res.Complete() {
 		t.Fatalf("feed of a suspended host: %v", err)
 	}

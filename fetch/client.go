@@ -3,14 +3,11 @@ package fetch
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -57,16 +54,12 @@ type Option func(*options)
 
 type options struct {
 	clock       clock.Clock
-	resolver    Resolver
-	dial        dialFunc
-	roots       *x509.CertPool
-	allow       []netip.Prefix
+	network     Network
 	logger      *slog.Logger
 	store       ValidatorStore
 	robotsStore robots.Store
 	ledgerStore backoff.Store
 	onEvent     func(backoff.Event)
-	dnsTTL      time.Duration
 	schedule    Schedule
 	observe     func(Event)
 	maxIdle     int // tests: the base transport's MaxIdleConns (0: its default)
@@ -76,30 +69,6 @@ type options struct {
 // robots cache's, and every instant a proof records. Any [clock.Clock] will
 // do (tests use a [clock.Manual]). Default: real time.
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
-
-// WithResolver sets the DNS resolver under the Client's DNS cache. Default:
-// the system resolver.
-func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
-
-// WithDNSTTL sets how long DNS answers are cached. Default: five minutes.
-func WithDNSTTL(d time.Duration) Option { return func(o *options) { o.dnsTTL = d } }
-
-// WithDial sets the function that connects to an "ip:port" once the address has
-// been checked; the address is checked again on the connection made. Default: a
-// net.Dialer.
-func WithDial(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
-	return func(o *options) { o.dial = d }
-}
-
-// WithRootCAs sets the roots TLS chains are verified against. Default: the
-// system's.
-func WithRootCAs(p *x509.CertPool) Option { return func(o *options) { o.roots = p } }
-
-// WithAllowPrefixes admits addresses that are not public (tests: 127.0.0.0/8;
-// private deployments). Default: public unicast addresses only.
-func WithAllowPrefixes(p ...netip.Prefix) Option {
-	return func(o *options) { o.allow = append(o.allow, p...) }
-}
 
 // WithLogger sets the logger for requests, refusals and ledger events; the
 // credential never appears in it. Default: silent.
@@ -128,7 +97,7 @@ func New(p Policy, opts ...Option) (*Client, error) {
 	c := &Client{policy: p, clock: iclock.Or(o.clock), clockOpt: o.clock, logger: logger}
 	c.src = &Source{Admitted: p.Admitted, Params: p.Params, Credential: p.Credential}
 	c.base = newBase(baseConfig{
-		resolver: o.resolver, dial: o.dial, roots: o.roots, allow: o.allow, dnsTTL: o.dnsTTL,
+		resolver: o.network.Resolver, dial: o.network.Dial, roots: o.network.RootCAs, allow: o.network.Allow, dnsTTL: o.network.DNSTTL,
 		inFlight: p.InFlight, firstByte: p.FirstByte, allowHTTP: p.AllowHTTP, clock: o.clock,
 		idle: idleConnTimeout(p), maxIdle: o.maxIdle,
 	})
@@ -382,7 +351,7 @@ func (c *Client) Close() error {
 // its error (matching ErrPacingDeadline) says that a response body from the
 // host is still open, and since when; so does [Client.Explain]
 // (Explanation.BodyOpenSince).
-func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Result, error) {
+func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOptions) (*Result, error) {
 	start := time.Now()
 	call := c.newCall(KindArticle, opts)
 	call.result = new(resultRecord)
@@ -429,11 +398,11 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOption) (*Re
 
 // newCall returns the call of one Get or Doer read: its kind, its options, the
 // Accept of its kind and the Source in force.
-func (c *Client) newCall(kind Kind, opts []GetOption) *callInfo {
+func (c *Client) newCall(kind Kind, opts []GetOptions) *callInfo {
 	call := &callInfo{kind: kind}
 	call.rec = &call.recorder
-	for _, f := range opts {
-		f(call)
+	for i := range opts {
+		call.apply(&opts[i])
 	}
 	if call.kind == KindImage && call.accept == "" {
 		call.accept = ImageAccept

@@ -153,7 +153,7 @@ func TestPacer_D2_IntervalCountsFromTheWrite(t *testing.T) {
 		}
 		return gatedConn{Conn: conn, armed: &armed, waiting: waiting, open: open}, nil
 	}
-	c := newClient(t, web, testPolicy(Vault(), interval), WithClock(clk), WithDial(dial))
+	c := newClient(t, web, testPolicy(Vault(), interval), WithClock(clk), WithNetwork(Network{Dial: dial}))
 	last := func() time.Time {
 		c.pacer.mu.Lock()
 		defer c.pacer.mu.Unlock()

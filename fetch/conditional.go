@@ -133,9 +133,10 @@ func validatorKey(req *http.Request) string {
 //
 // A share image's read (a Get of KindImage) is never conditional and keeps no
 // validators: its bytes are judged and dropped, so a 304 would stand for
-// nothing the caller has. Nor is a Get with [Unconditional], for the same
-// reason. A Get with [DeferValidators] sends the validators kept but keeps
-// none of its 200's: its caller keeps them with [Client.SaveValidators].
+// nothing the caller has. Nor is a Get with [GetOptions.Unconditional], for
+// the same reason. A Get with [GetOptions.DeferValidators] sends the
+// validators kept but keeps none of its 200's: its caller keeps them with
+// [Client.SaveValidators].
 func (v *conditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != "" {
 		return next(v.Next).RoundTrip(req)

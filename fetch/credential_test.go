@@ -173,7 +173,7 @@ func TestCredential_V9_V9b_InvalidRefused(t *testing.T) {
 	s := web.Site("cms.example")
 	c := newClient(t, web, testPolicy(Vault(), 5*time.Millisecond))
 	bad := Source{Credential: Credential{Header: "User-Agent", Value: NewSecret("Mozilla/5.0"), Hosts: []string{"cms.example"}}}
-	_, err := c.Get(context.Background(), s.URL("/a"), WithSource(bad))
+	_, err := c.Get(context.Background(), s.URL("/a"), GetOptions{Source: &bad})
 	if !errors.Is(err, ErrInvalidCredential) {
 		t.Fatalf("Get with a Source's User-Agent credential: %v", err)
 	}
@@ -241,7 +241,7 @@ func TestCredential_S1_StrictNewsSendsNone(t *testing.T) {
 	web := politetest.NewWeb(t)
 	s := web.Site("news.example")
 	c := newClient(t, web, testPolicy(StrictNews(), 5*time.Millisecond))
-	if _, err := c.Get(context.Background(), s.URL("/a"), WithSource(Source{Credential: cred})); !errors.Is(err, ErrInvalidCredential) {
+	if _, err := c.Get(context.Background(), s.URL("/a"), GetOptions{Source: &Source{Credential: cred}}); !errors.Is(err, ErrInvalidCredential) {
 		t.Fatalf("Get with a Source credential under strict news: %v", err)
 	}
 	if requested(web, "news.example", "/a") {

@@ -12,7 +12,7 @@
 //	c, err := fetch.New(pol)
 //	if err != nil { ... } // an *IdentityError names what is missing
 //	defer c.Close()
-//	res, err := c.Get(ctx, "https://publisher.example/feed.xml", fetch.AsKind(fetch.KindFeed))
+//	res, err := c.Get(ctx, "https://publisher.example/feed.xml", fetch.GetOptions{Kind: fetch.KindFeed})
 //	var refused *fetch.RefusedError
 //	switch {
 //	case errors.As(err, &refused): // we chose not to ask: robots, cool-down, policy (refused.Until: until when)

@@ -33,18 +33,26 @@ type Doer interface {
 // with no response. The Doer is safe for concurrent use and shares the Client's
 // state; it must not be used after the Client is closed.
 //
-// opts apply to every Do as they would to a Get: [WithSource] reads as that
-// source (its admitted hosts, checked on every hop, its declared parameters
-// and its credential), [Unconditional] sends no validators of the chain's.
-// The caller's own Accept still replaces the option's.
-func (c *Client) Doer(k Kind, opts ...GetOption) Doer {
-	return &kindDoer{c: c, kind: k, opts: append([]GetOption(nil), opts...)}
+// opts, merged once as a Get's are, apply to every Do as they would to a
+// Get: [GetOptions.Source] reads as that source (its admitted hosts, checked
+// on every hop, its declared parameters and its credential),
+// [GetOptions.Unconditional] sends no validators of the chain's. The
+// caller's own Accept still replaces the option's.
+func (c *Client) Doer(k Kind, opts ...GetOptions) Doer {
+	d := &kindDoer{c: c, kind: k}
+	for i := range opts {
+		d.opts[0] = d.opts[0].merge(&opts[i])
+	}
+	if s := d.opts[0].Source; s != nil {
+		d.opts[0].Source = keyedSource(s) // once, not for every Do
+	}
+	return d
 }
 
 type kindDoer struct {
 	c    *Client
 	kind Kind
-	opts []GetOption
+	opts [1]GetOptions // the Doer's, merged
 }
 
 // Do reads req as the Doer's kind.
@@ -55,7 +63,7 @@ func (d *kindDoer) Do(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	call := c.newCall(d.kind, d.opts)
+	call := c.newCall(d.kind, d.opts[:])
 	if accept != "" {
 		call.accept = accept
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/politefetch/politefetch/politetest"
 )
 
-// TestDoer_V10_SourceOptions: a Doer given WithSource reads as that source on
+// TestDoer_V10_SourceOptions: a Doer given a GetOptions.Source reads as that source on
 // every Do: a feed redirected to a host the source does not admit is refused
 // with HostNotAdmitted and the other host is never asked, a host outside the
 // source is refused unsent, and a Doer without options still follows the
@@ -24,7 +24,7 @@ func TestDoer_V10_SourceOptions(t *testing.T) {
 	other.AddArticle(politetest.Article{})
 	s.Misbehave("/feed.xml", politetest.Behaviour{Kind: politetest.RedirectToHost, Host: "elsewhere.example"})
 	c := newClient(t, web, testPolicy(Digest(), time.Millisecond))
-	d := c.Doer(KindFeed, WithSource(Source{Admitted: []string{"NEWS.example"}}))
+	d := c.Doer(KindFeed, GetOptions{Source: &Source{Admitted: []string{"NEWS.example"}}})
 
 	var wg sync.WaitGroup
 	for range 4 {

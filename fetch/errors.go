@@ -375,10 +375,12 @@ func waitError(host, wait string, err error) error {
 	return err
 }
 
-// Errors of a request that was not answered within the chain's bounds: it
-// waited past its deadline before it was sent, its connection failed once
-// it was, or its answer's header did not arrive in time or in size. Those
-// of a header wrap net/http's own error too.
+// Errors of a request's turn with its host, and of a request that was not
+// answered within the chain's bounds: it waited past its deadline before it
+// was sent, its connection failed once it was, or its answer's header did
+// not arrive in time or in size (those of a header wrap net/http's own error
+// too). ErrLeaseNotHeld is a [Schedule]'s answer to the pacer about a turn's
+// lease, not a request's error.
 var (
 	// ErrPacingDeadline is matched by the error of a request whose
 	// context's deadline came while it waited for its host's turn in the
@@ -386,6 +388,9 @@ var (
 	// that turn (then the request fails at once): nothing of its own was
 	// sent. The error matches context.DeadlineExceeded as well.
 	ErrPacingDeadline = errors.New("fetch: deadline reached while waiting for the host's turn")
+	// ErrLeaseNotHeld is returned by a [Schedule]'s Renew and Release when
+	// the owner holds no live lease on the key.
+	ErrLeaseNotHeld = errors.New("fetch: schedule lease not held")
 	// ErrNotResent: the request's connection failed after the request had
 	// been written to it (reset, or closed by the server before any
 	// answer). net/http would send such a request again at once on a new

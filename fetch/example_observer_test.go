@@ -103,8 +103,8 @@ func ExampleWithObserver() {
 	pol.Interval = 10 * time.Millisecond // shortened for the example
 	pol.NoConditional = false
 	c, err := fetch.New(pol, fetch.WithObserver(m.observe),
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		panic(err)
 	}

@@ -29,8 +29,8 @@ func Example() {
 	pol.InfoURL, pol.Contact = "https://connector.example/about", "crawler@connector.example"
 	pol.Interval = 10 * time.Millisecond // the document says 1 s; shortened for the example
 	c, err := fetch.New(pol,
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))) // the simulated web is on loopback
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})) // the simulated web is on loopback
 	if err != nil {
 		panic(err)
 	}
@@ -69,8 +69,8 @@ func ExampleClient_Explain() {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ExampleBot", "1.0", "https://crawler.example/about"
 	c, err := fetch.New(pol,
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		panic(err)
 	}

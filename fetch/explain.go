@@ -127,7 +127,7 @@ func (e Explanation) String() string {
 // is for a URL that does not parse, ctx ending while robots.txt is read, or a
 // robots.txt request that could not be sent for a reason other than a refusal
 // (the shared Schedule's failure, say: it matches robots.ErrNotSent).
-func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOption) (Explanation, error) {
+func (c *Client) Explain(ctx context.Context, rawURL string, opts ...GetOptions) (Explanation, error) {
 	call := c.newCall(KindArticle, opts)
 	e := Explanation{Kind: call.kind}
 	u, err := url.Parse(rawURL)

@@ -80,7 +80,7 @@ func TestExplain(t *testing.T) {
 			t.Fatalf("suspended host with its re-check due: %+v", e)
 		}
 	}
-	if e, _ := c.Explain(ctx, susp.URL("/feed.xml"), AsKind(KindFeed)); !e.Allowed {
+	if e, _ := c.Explain(ctx, susp.URL("/feed.xml"), GetOptions{Kind: KindFeed}); !e.Allowed {
 		t.Fatalf("feed of a suspended host: %+v", e)
 	}
 	for _, r := range web.Requests() {

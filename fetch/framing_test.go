@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -10,7 +11,7 @@ import (
 // rawClient is a Client over srv with policy p.
 func rawClient(t *testing.T, srv *rawServer, p Policy) *Client {
 	t.Helper()
-	c, err := New(p, WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	c, err := New(p, WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}

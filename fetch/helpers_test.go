@@ -56,7 +56,7 @@ func testPolicy(preset Policy, interval time.Duration) Policy {
 func newClient(t testing.TB, web *politetest.Web, p Policy, opts ...Option) *Client {
 	t.Helper()
 	all := append([]Option{
-		WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs()), WithAllowPrefixes(loopback),
+		WithNetwork(Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(), Allow: []netip.Prefix{loopback}}),
 	}, opts...)
 	c, err := New(p, all...)
 	if err != nil {

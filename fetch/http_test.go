@@ -42,8 +42,8 @@ func TestHTTP_AllowHTTPEndToEnd(t *testing.T) {
 			}
 			for _, tg := range []struct {
 				path string
-				opts []GetOption
-			}{{"/feed.xml", []GetOption{AsKind(KindFeed)}}, {a.Path, nil}} {
+				opts []GetOptions
+			}{{"/feed.xml", []GetOptions{{Kind: KindFeed}}}, {a.Path, nil}} {
 				res, err := c.Get(ctx, base+tg.path, tg.opts...)
 				if err != nil {
 					t.Fatalf("Get(%s): %v", tg.path, err)

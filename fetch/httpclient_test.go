@@ -55,7 +55,7 @@ func TestHTTPClient_D4_NeverConditionalUnasked(t *testing.T) {
 	s.AddArticle(politetest.Article{})
 	p := testPolicy(Digest(), auditInterval)
 	c := newClient(t, web, p)
-	if res, err := c.Get(context.Background(), s.URL("/feed.xml"), AsKind(KindFeed)); err != nil || !res.Complete() {
+	if res, err := c.Get(context.Background(), s.URL("/feed.xml"), GetOptions{Kind: KindFeed}); err != nil || !res.Complete() {
 		t.Fatalf("Get: %v", err)
 	}
 	hc := c.HTTPClient()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestRefused_V10_NonCanonicalIPv4(t *testing.T) {
 		}
 		return "HTTP/1.1 302 Found\r\nLocation: https://2130706433/x\r\nContent-Length: 0\r\n\r\n"
 	})
-	rc, err := New(testPolicy(Vault(), time.Millisecond), WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	rc, err := New(testPolicy(Vault(), time.Millisecond), WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestTransport_HeaderBoundsAreNamed(t *testing.T) {
 		}
 		return "HTTP/1.1 200 OK\r\nX-Padding: " + strings.Repeat("a", 100<<10) + "\r\nContent-Length: 2\r\n\r\nok"
 	})
-	rc, err := New(testPolicy(Vault(), time.Millisecond), WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	rc, err := New(testPolicy(Vault(), time.Millisecond), WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestRefusedError_Texts(t *testing.T) {
 	p := testPolicy(Digest(), time.Millisecond)
 	p.Admitted = []string{"*.example"}
 	c := newClient(t, web, p)
-	blocked, err := New(p, WithResolver(web), WithDial(web.DialContext), WithRootCAs(web.RootCAs())) // loopback not admitted
+	blocked, err := New(p, WithNetwork(Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs()})) // loopback not admitted
 	if err != nil {
 		t.Fatal(err)
 	}

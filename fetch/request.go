@@ -13,7 +13,7 @@ import (
 // the policy turns conditional GET off). Dropped, because the chain sets them
 // itself or they say nothing to the publisher about what is asked: User-Agent
 // (the policy's identity is sent), Accept-Encoding (the chain removes
-// content-codings itself), Referer (see [WithReferer]), Connection,
+// content-codings itself), Referer (see [GetOptions.Referer]), Connection,
 // Keep-Alive, Cache-Control, Pragma, and the tracing headers X-Request-Id,
 // X-Correlation-Id, Traceparent, Tracestate and Baggage. Any other header
 // would change what the request means (Authorization, Cookie, Range,

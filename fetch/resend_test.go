@@ -86,7 +86,7 @@ func TestPacer_P1_WriteCountsBeforeTheSlotIsFree(t *testing.T) {
 		}
 		return &lateWriter{Conn: c, slowPath: slow}, nil
 	}
-	c := newClient(t, web, p, WithDial(dial))
+	c := newClient(t, web, p, WithNetwork(Network{Dial: dial}))
 	ctx := context.Background()
 	if _, err := c.Get(ctx, "http://late.example/robots.txt"); err != nil && !errors.Is(err, ErrNotResent) {
 		t.Logf("robots.txt: %v", err)

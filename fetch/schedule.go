@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -101,10 +100,6 @@ type Claim struct {
 	Limit int           // the most live leases on the key (the in-flight limit); < 1 means 1
 	TTL   time.Duration // how long the lease lives unless renewed or released; > 0
 }
-
-// ErrLeaseNotHeld is returned by a [Schedule]'s Renew and Release when the owner
-// holds no live lease on the key.
-var ErrLeaseNotHeld = errors.New("fetch: schedule lease not held")
 
 // Defaults of a pacer with a [Schedule].
 const (

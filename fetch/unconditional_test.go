@@ -23,7 +23,7 @@ func TestUnconditional(t *testing.T) {
 	u := s.URL(a.Path)
 
 	// Unconditional first: nothing is kept.
-	res, err := c.Get(ctx, u, Unconditional())
+	res, err := c.Get(ctx, u, GetOptions{Unconditional: true})
 	if err != nil || !res.Complete() {
 		t.Fatalf("first unconditional read: %v", err)
 	}
@@ -38,7 +38,7 @@ func TestUnconditional(t *testing.T) {
 		t.Fatalf("an ordinary read kept %d validators, want 1", store.Len())
 	}
 	for i := range 2 {
-		res, err := c.Get(ctx, u, Unconditional())
+		res, err := c.Get(ctx, u, GetOptions{Unconditional: true})
 		if err != nil || !res.Complete() || res.NotModified {
 			t.Fatalf("unconditional read %d: status %d, err %v", i, res.Status, err)
 		}

@@ -28,7 +28,7 @@ func TestDeferValidators(t *testing.T) {
 	// strips: SaveValidators keys it as a Get's request is keyed.
 	u := s.URL("/feed.xml") + "?utm_source=x"
 
-	read := func(c *Client, opts ...GetOption) (status int, h http.Header, sent bool) {
+	read := func(c *Client, opts ...GetOptions) (status int, h http.Header, sent bool) {
 		t.Helper()
 		resp, err := c.Doer(KindFeed, opts...).Do(mustRequest(t, u))
 		if err != nil {
@@ -44,7 +44,7 @@ func TestDeferValidators(t *testing.T) {
 	}
 
 	c1 := newClient(t, web, p, WithStores(Stores{Validators: store}))
-	status, h, _ := read(c1, DeferValidators())
+	status, h, _ := read(c1, GetOptions{DeferValidators: true})
 	if status != http.StatusOK {
 		t.Fatalf("first read: status %d", status)
 	}
@@ -59,7 +59,7 @@ func TestDeferValidators(t *testing.T) {
 	// feed in full again, as often as it is read with nothing saved.
 	c2 := newClient(t, web, p, WithStores(Stores{Validators: store}))
 	for i := range 2 {
-		status, h, sent := read(c2, DeferValidators())
+		status, h, sent := read(c2, GetOptions{DeferValidators: true})
 		if status != http.StatusOK || sent {
 			t.Fatalf("read %d after the restart: status %d, validators sent %v", i, status, sent)
 		}
@@ -77,10 +77,10 @@ func TestDeferValidators(t *testing.T) {
 	// Saved: a deferred read sends them and gets a 304, after a restart too,
 	// and so does an ordinary Get (the key is the chain's own).
 	c3 := newClient(t, web, p, WithStores(Stores{Validators: store}))
-	if status, _, sent := read(c3, DeferValidators()); status != http.StatusNotModified || !sent {
+	if status, _, sent := read(c3, GetOptions{DeferValidators: true}); status != http.StatusNotModified || !sent {
 		t.Fatalf("deferred read after SaveValidators: status %d, validators sent %v", status, sent)
 	}
-	if res, err := c3.Get(ctx, u, AsKind(KindFeed)); err != nil || !res.NotModified {
+	if res, err := c3.Get(ctx, u, GetOptions{Kind: KindFeed}); err != nil || !res.NotModified {
 		t.Fatalf("Get after SaveValidators: %v, %+v", err, res)
 	}
 }

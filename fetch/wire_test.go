@@ -201,7 +201,7 @@ func TestWire_V9_ExactlyFourHeaders(t *testing.T) {
 	p.Interval = 5 * time.Millisecond
 	p.Admitted = []string{"cms.example", "cdn.example"}
 	p.Credential = Credential{Header: "X-Api-Key", Value: NewSecret("s3cret"), Hosts: []string{"cms.example"}}
-	c, err := New(p, WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	c, err := New(p, WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +254,12 @@ func TestWire_S7_ImageReferer(t *testing.T) {
 		return "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 3\r\n\r\nPNG"
 	})
 	p := testPolicy(StrictNews(), 5*time.Millisecond)
-	c, err := New(p, WithResolver(srv), WithDial(srv.dial), WithRootCAs(srv.roots), WithAllowPrefixes(loopback))
+	c, err := New(p, WithNetwork(Network{Resolver: srv, Dial: srv.dial, RootCAs: srv.roots, Allow: []netip.Prefix{loopback}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Get(context.Background(), "https://img.example/1.png", AsKind(KindImage), WithReferer("https://news.example/story"))
+	res, err := c.Get(context.Background(), "https://img.example/1.png", GetOptions{Kind: KindImage, Referer: "https://news.example/story"})
 	if err != nil || !res.Complete() {
 		t.Fatalf("Get: %v %v", err, res)
 	}

@@ -19,8 +19,8 @@ func ExampleChecker_Check() {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ExampleNewsBot", "1", "https://crawler.example/about"
 	pol.Interval = 50 * time.Millisecond // the policy's 1 s, scaled down for the example
-	client, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
-		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	client, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext,
+		RootCAs: web.RootCAs(), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		fmt.Println(err)
 		return

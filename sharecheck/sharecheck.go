@@ -284,12 +284,9 @@ func (c *Checker) read(ctx context.Context, key, page string) Result {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	opts := []fetch.GetOption{fetch.AsKind(fetch.KindImage), fetch.WithMaxBody(max)}
-	if page != "" {
-		opts = append(opts, fetch.WithReferer(page))
-	}
+	opts := fetch.GetOptions{Kind: fetch.KindImage, MaxBody: max, Referer: page} // page "": no Referer
 	out := Result{URL: key}
-	res, err := c.Client.Get(ctx, key, opts...)
+	res, err := c.Client.Get(ctx, key, opts)
 	if res != nil {
 		out.FinalURL, out.Bytes = res.FinalURL, res.Wire
 	}

@@ -42,8 +42,8 @@ func newBed(t *testing.T, maxBytes int64, cacheSize int) *bed {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ShareCheckBot", "1", "https://crawler.example/about"
 	pol.Interval = interval
-	c, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
-		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	c, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext,
+		RootCAs: web.RootCAs(), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func benchBed(b *testing.B) (func(path string) string, *sharecheck.Checker) {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ShareCheckBot", "1", "https://crawler.example/about"
 	pol.Interval = time.Millisecond
-	c, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
-		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	c, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext,
+		RootCAs: web.RootCAs(), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		b.Fatal(err)
 	}

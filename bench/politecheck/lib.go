@@ -59,11 +59,11 @@ func runLib() error {
 	pol.Name, pol.Version, pol.InfoURL = "PolitecheckBench", "1", "https://politefetch.example/bench"
 	pol.Interval = time.Second
 	var d net.Dialer
-	client, err := fetch.New(pol, fetch.WithResolver(oneAddr{ap.Addr()}), fetch.WithRootCAs(roots),
-		fetch.WithAllowPrefixes(netip.PrefixFrom(ap.Addr(), ap.Addr().BitLen())),
-		fetch.WithDial(func(ctx context.Context, network, _ string) (net.Conn, error) {
+	client, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: oneAddr{ap.Addr()}, RootCAs: roots,
+		Allow: []netip.Prefix{netip.PrefixFrom(ap.Addr(), ap.Addr().BitLen())},
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, ap.String())
-		}))
+		}}))
 	if err != nil {
 		return err
 	}

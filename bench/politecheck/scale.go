@@ -89,8 +89,8 @@ func scaleOne(hosts, articles int) error {
 	pol := fetch.StrictNews()
 	pol.Name, pol.Version, pol.InfoURL = "ScaleBench", "1", "https://politefetch.example/bench"
 	pol.Interval = time.Second
-	client, err := fetch.New(pol, fetch.WithResolver(web), fetch.WithDial(web.DialContext),
-		fetch.WithRootCAs(web.RootCAs()), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	client, err := fetch.New(pol, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext,
+		RootCAs: web.RootCAs(), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		return err
 	}

@@ -208,8 +208,8 @@ func demoCrawl(ctx context.Context, deps crawl.Deposits, log io.Writer) ([]diges
 	pol.Name, pol.Version, pol.InfoURL, pol.Contact = demoName, "1", demoInfoURL, demoContact
 	pol.Interval, pol.IntervalMax = demoInterval, 0
 	client, err := fetch.New(pol,
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		return nil, err
 	}

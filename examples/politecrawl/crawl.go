@@ -127,8 +127,8 @@ func RunCrawl(ctx context.Context, web *politetest.Web, info *politetest.Scenari
 	pol.Name, pol.Version, pol.InfoURL = DemoName, DemoVersion, cfg.InfoURL
 	pol.Interval, pol.IntervalMax = cfg.Interval, 0
 	opts := []fetch.Option{
-		fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+		fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}),
 	}
 	if cfg.Store != nil {
 		opts = append(opts, stateOptions(cfg.Store)...)

@@ -121,26 +121,21 @@ func (n *netFlags) roots(base *x509.CertPool) (*x509.CertPool, error) {
 
 // fetchOptions are the fetch client's options the flags ask for.
 func (n *netFlags) fetchOptions() ([]fetch.Option, error) {
-	var opts []fetch.Option
 	roots, err := n.roots(nil)
 	if err != nil {
 		return nil, err
 	}
-	if roots != nil {
-		opts = append(opts, fetch.WithRootCAs(roots))
-	}
-	if len(n.admit) > 0 {
-		opts = append(opts, fetch.WithAllowPrefixes(n.admit...))
-	}
+	nw := fetch.Network{RootCAs: roots, Allow: n.admit}
 	if n.connectTo != "" {
 		ap := netip.MustParseAddrPort(n.connectTo)
-		opts = append(opts, fetch.WithResolver(fixedResolver{ap.Addr()}), fetch.WithDial(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nw.Resolver = fixedResolver{ap.Addr()}
+		nw.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			// Every host resolves to ap's address; the port is ap's too.
 			var d net.Dialer
 			return d.DialContext(ctx, network, ap.String())
-		}))
+		}
 	}
-	return opts, nil
+	return []fetch.Option{fetch.WithNetwork(nw)}, nil
 }
 
 // verifyOptions are provenance's options the flags ask for: the pinned

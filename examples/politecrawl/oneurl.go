@@ -38,7 +38,7 @@ type urlCall struct {
 	db     *stores
 	url    string
 	src    *crawl.Source // the source admitting the URL's host; nil: none
-	opts   []fetch.GetOption
+	opts   []fetch.GetOptions
 }
 
 // open checks the parsed flags and the one URL of fs's arguments, loads the
@@ -74,9 +74,9 @@ func (f *urlFlags) open(ctx context.Context, cmd, why string, fs *flag.FlagSet, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	c := &urlCall{cfg: cfg, client: client, db: db, url: raw, src: sourceFor(cfg, raw), opts: []fetch.GetOption{fetch.AsKind(kind)}}
+	c := &urlCall{cfg: cfg, client: client, db: db, url: raw, src: sourceFor(cfg, raw), opts: []fetch.GetOptions{{Kind: kind}}}
 	if c.src != nil {
-		c.opts = append(c.opts, fetch.WithSource(fetch.Source{Admitted: c.src.Admitted, Params: c.src.Params}))
+		c.opts = append(c.opts, fetch.GetOptions{Source: &fetch.Source{Admitted: c.src.Admitted, Params: c.src.Params}})
 	}
 	return c, nil
 }

@@ -42,7 +42,7 @@ func TestDigest_D1_RobotsBeforeAnyPath(t *testing.T) {
 	if len(atom) != 1 || atom[0].Start.Sub(robots[0].Start) < 3*time.Second-5*time.Millisecond {
 		t.Fatalf("the allowed Atom feed: %d requests, want 1, 3 s or more after robots.txt", len(atom))
 	}
-	e, err := s.client.Explain(context.Background(), "https://news-1.example/feed.xml", fetch.AsKind(fetch.KindFeed))
+	e, err := s.client.Explain(context.Background(), "https://news-1.example/feed.xml", fetch.GetOptions{Kind: fetch.KindFeed})
 	if err != nil || e.Allowed || !errors.Is(e.Refusal, fetch.ErrRobots) || e.Robots.Group != "NewsElsBot" || e.Robots.Rule != "Disallow: /" || e.CrawlDelay != 3*time.Second {
 		t.Errorf("Explain of the RSS feed: %+v, %v; want refused by the bot's \"Disallow: /\", Crawl-delay 3 s", e, err)
 	}
@@ -119,7 +119,7 @@ func TestDigest_D5_D10_RefusalsCoolTheHostDown(t *testing.T) {
 	s.runOnce()
 	ctx := context.Background()
 	for _, host := range []string{"news-1.example", "news-2.example"} {
-		e, err := s.client.Explain(ctx, "https://"+host+"/feed.xml", fetch.AsKind(fetch.KindFeed))
+		e, err := s.client.Explain(ctx, "https://"+host+"/feed.xml", fetch.GetOptions{Kind: fetch.KindFeed})
 		if err != nil || e.Allowed || !errors.Is(e.Refusal, fetch.ErrCooldown) {
 			t.Fatalf("%s: %+v, %v; want a cool-down", host, e, err)
 		}

@@ -60,8 +60,8 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	base := []fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))}
+	base := []fetch.Option{fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
 	run := func(b *testing.B, opts []fetch.Option, cnt *counter) {
 		c, err := fetch.New(p, append(base, opts...)...)
 		if err != nil {

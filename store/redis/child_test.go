@@ -134,11 +134,11 @@ func childMain() int {
 		return 1
 	}
 	var d net.Dialer
-	fc, err := fetch.New(p, fetch.WithClock(clk), fetch.WithResolver(webResolver{}),
-		fetch.WithDial(func(ctx context.Context, network, _ string) (net.Conn, error) {
+	fc, err := fetch.New(p, fetch.WithClock(clk), fetch.WithNetwork(fetch.Network{Resolver: webResolver{},
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, cfg.Web)
-		}),
-		fetch.WithRootCAs(pool), fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+		},
+		RootCAs: pool, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}),
 		fetch.WithStores(fetch.Stores{Schedule: &loggedSchedule{Schedule: store.Schedule()}, Ledger: loggedLedger{store.Ledger()},
 			Robots: store.Robots(), Validators: store.Validators()}))
 	if err != nil {

@@ -114,8 +114,8 @@ func TestClient_FailsClosedWithoutRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+	c, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}),
 		fetch.WithStores(fetch.Stores{Schedule: s.Schedule()}), fetch.WithStores(fetch.Stores{Ledger: s.Ledger()}), fetch.WithStores(fetch.Stores{Robots: s.Robots()}))
 	if err != nil {
 		t.Fatal(err)

@@ -102,8 +102,8 @@ func TestWorkers_V12_RefNotRecordedReadByNextWorker(t *testing.T) {
 // whose crawl state is st.
 func inProcessWorker(t *testing.T, web *politetest.Web, p fetch.Policy, s *Store, st crawl.State, owner, site string) *crawl.Crawler {
 	t.Helper()
-	c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")),
+	c, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}),
 		fetch.WithStores(fetch.Stores{Schedule: s.Schedule(), Ledger: s.Ledger(), Robots: s.Robots(), Validators: s.Validators()}))
 	if err != nil {
 		t.Fatal(err)

@@ -38,14 +38,14 @@ func TestChainFailsClosed(t *testing.T) {
 			db := openTest(t, nil)
 			p := crashPolicy(t, 50*time.Millisecond)
 			p.Timeout = 5 * time.Second
-			client, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-				fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")), c.opt(db))
+			client, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+				Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}), c.opt(db))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer client.Close()
 			db.Close() // every call to the store now fails
-			res, err := client.Get(context.Background(), site.URL("/feed.xml"), fetch.AsKind(fetch.KindFeed))
+			res, err := client.Get(context.Background(), site.URL("/feed.xml"), fetch.GetOptions{Kind: fetch.KindFeed})
 			var refused *fetch.RefusedError
 			switch {
 			case c.refuse && err == nil:

@@ -446,13 +446,13 @@ func TestCrashChild(t *testing.T) {
 	}
 	var d net.Dialer
 	client, err := fetch.New(crashPolicy(t, cfg.Interval),
-		fetch.WithResolver(fixedResolver{web.Addr()}),
-		fetch.WithDial(func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, cfg.Addr)
-		}),
-		fetch.WithRootCAs(roots), fetch.WithAllowPrefixes(crashLoopback),
+		fetch.WithNetwork(fetch.Network{Resolver: fixedResolver{web.Addr()},
+			Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, cfg.Addr)
+			},
+			RootCAs: roots, Allow: []netip.Prefix{crashLoopback}}),
 		// Validators on file too: the crawler keeps a feed's only once its
-		// items are recorded (fetch.DeferValidators), so a feed read just
+		// items are recorded (fetch.GetOptions.DeferValidators), so a feed read just
 		// before a kill is read in full again after the restart.
 		fetch.WithStores(fetch.Stores{Validators: db.Validators()}),
 		fetch.WithStores(fetch.Stores{Ledger: db.Ledger()}), fetch.WithStores(fetch.Stores{Robots: db.Robots()}),

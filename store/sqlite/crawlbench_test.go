@@ -57,8 +57,8 @@ func BenchmarkCrawlOnSQLite(b *testing.B) {
 				}
 				p.Name, p.Version, p.InfoURL, p.Contact = "BenchBot", "1", "https://crawler.example/about", "bot@crawler.example"
 				p.Interval, p.IntervalMax = time.Second, 0
-				opts := []fetch.Option{fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-					fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8"))}
+				opts := []fetch.Option{fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+					Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
 				var fails sync.Map
 				c := &crawl.Crawler{Sources: sources, OnEvent: func(ev crawl.Event) {
 					if ev.Kind == crawl.EventFailed && ev.Err != nil {

@@ -24,8 +24,8 @@ func v12Crawler(t *testing.T, web *politetest.Web, site string, state, deps *DB,
 	}
 	p.Name, p.Version, p.InfoURL, p.Contact = "V12TestBot", "1", "https://crawler.example/about", "bot@crawler.example"
 	p.Interval, p.IntervalMax, p.Timeout = 20*time.Millisecond, 0, 5*time.Second
-	client, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")))
+	client, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	if err != nil {
 		t.Fatal(err)
 	}

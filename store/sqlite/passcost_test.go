@@ -45,8 +45,8 @@ func passNothingNew(b *testing.B, articles int) {
 	p.Name, p.Version, p.InfoURL, p.Contact = "BenchBot", "1", "https://crawler.example/about", "bot@crawler.example"
 	p.Interval, p.IntervalMax = 5*time.Millisecond, 0 // the fetch chain on real time, paced briefly
 	fs, cs := db.Stores()
-	client, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-		fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")), fetch.WithStores(fs))
+	client, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}), fetch.WithStores(fs))
 	if err != nil {
 		b.Fatal(err)
 	}

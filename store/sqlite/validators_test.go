@@ -41,8 +41,8 @@ func TestValidators_LengthKeptForTheNextClient(t *testing.T) {
 	var saved []int64
 	client := func() *fetch.Client {
 		fs, _ := db.Stores()
-		c, err := fetch.New(p, fetch.WithResolver(web), fetch.WithDial(web.DialContext), fetch.WithRootCAs(web.RootCAs()),
-			fetch.WithAllowPrefixes(netip.MustParsePrefix("127.0.0.0/8")), fetch.WithStores(fs),
+		c, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}), fetch.WithStores(fs),
 			fetch.WithObserver(func(e fetch.Event) {
 				if e.Kind == fetch.EventNotModified {
 					mu.Lock()
