@@ -163,8 +163,12 @@ func childMain() int {
 		var status *feed.StatusError // the publisher's answer: a refusal, a challenge page
 		switch ev.Kind {
 		case crawl.EventTriggerFailed, crawl.EventFailed, crawl.EventSkipped, crawl.EventExcluded, crawl.EventLeaseLost, crawl.EventStoreError,
-			crawl.EventNotModified, crawl.EventTriggerRead:
-			fmt.Printf("trace %s %d %v:%s:%d:%s\n", ev.Host, time.Now().UnixNano(), ev.Kind, ev.URL, ev.Count, strings.ReplaceAll(fmt.Sprint(ev.Err), " ", "_"))
+			crawl.EventNotModified, crawl.EventTriggerRead, crawl.EventPassStarted, crawl.EventPassEnded, crawl.EventDeposited:
+			host := ev.Host
+			if host == "" {
+				host = ev.Source
+			}
+			fmt.Printf("trace %s %d %v:%s:%d:%s\n", host, time.Now().UnixNano(), ev.Kind, ev.URL, ev.Count, strings.ReplaceAll(fmt.Sprint(ev.Err), " ", "_"))
 		}
 		dmu.Lock()
 		switch ev.Kind {

@@ -398,6 +398,9 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 			}
 		}
 		most := maxReads
+		if failed[s.Name] {
+			retried++
+		}
 		if failed[s.Name] && most < 2 {
 			// A pass of the source failed (a Redis call that timed out, a
 			// lease that ran out before its renewal, both on a loaded
@@ -407,7 +410,6 @@ func (r *crawlRun) audit(workers, maxReads int, unreached ...bool) *politetest.R
 			// the article is read again (V12: retried on the next pass).
 			// Once more at most; never no read.
 			most = 2
-			retried++
 		}
 		for _, a := range s.Articles {
 			if n := reads[s.Name+a.Path]; n < 1 || n > most {
