@@ -300,11 +300,20 @@ func Rank(sentences []string, headline string) []int {
 		bags[i], sizes[i] = bag(s)
 	}
 	head, _ := bag(headline)
+	w, out := similarityGraph(bags, sizes)
+	rank := pageRank(w, out, teleport(bags, head))
+	return orderByRank(sentences, rank)
+}
 
-	// Edge weights: shared content words over the log of the lengths
-	// (TextRank's similarity).
-	w := make([][]float64, n)
-	out := make([]float64, n)
+// similarityGraph weighs the edges between sentences, given their content
+// words (bags) and word counts (sizes): shared content words over the log
+// of the lengths (TextRank's similarity), no edge for a sentence under two
+// words. It returns the symmetric weights and each sentence's total
+// outgoing weight.
+func similarityGraph(bags []map[string]int, sizes []int) (w [][]float64, out []float64) {
+	n := len(bags)
+	w = make([][]float64, n)
+	out = make([]float64, n)
 	for i := range w {
 		w[i] = make([]float64, n)
 	}
@@ -323,9 +332,15 @@ func Rank(sentences []string, headline string) []int {
 			out[j] += sim
 		}
 	}
+	return w, out
+}
 
-	// The teleport: early sentences and those near the headline.
-	tele := make([]float64, n)
+// teleport returns PageRank's teleport distribution over the sentences
+// whose content words are bags: it prefers early sentences (weight
+// 1/(1+position)) and those that share words with the headline's head
+// (none when head is empty), and sums to one.
+func teleport(bags []map[string]int, head map[string]int) []float64 {
+	tele := make([]float64, len(bags))
 	var total float64
 	for i := range tele {
 		tele[i] = 1 / float64(1+i)
@@ -337,8 +352,16 @@ func Rank(sentences []string, headline string) []int {
 	for i := range tele {
 		tele[i] /= total
 	}
+	return tele
+}
 
+// pageRank runs PageRank over the graph of weights w (out holding each
+// node's total outgoing weight) with the teleport tele, damping 0.85, for
+// at most 50 iterations or until the ranks move by less than 1e-9. It
+// returns each sentence's rank.
+func pageRank(w [][]float64, out, tele []float64) []float64 {
 	const damping = 0.85
+	n := len(tele)
 	rank := slices.Clone(tele)
 	next := make([]float64, n)
 	for iter := 0; iter < 50; iter++ {
@@ -369,12 +392,18 @@ func Rank(sentences []string, headline string) []int {
 			break
 		}
 	}
+	return rank
+}
 
-	// News puts what matters first: the rank is weighed by position too.
+// orderByRank weighs each sentence's rank by its position (news puts what
+// matters first), overwriting rank, and returns the indices of sentences
+// best first: those of four to sixty words before the others, then by
+// weighed rank, ties in reading order.
+func orderByRank(sentences []string, rank []float64) []int {
 	for i := range rank {
 		rank[i] *= math.Pow(float64(1+i), -positionExponent)
 	}
-	idx := make([]int, n)
+	idx := make([]int, len(sentences))
 	for i := range idx {
 		idx[i] = i
 	}

@@ -110,36 +110,13 @@ func Verify(p *Proof, envelope []byte, opts VerifyOptions) (*Verdict, error) {
 	} else if label == "" {
 		label = CustomRoots
 	}
-	guard := newGuard(opts.AllowPrefixes)
-
-	var chains [][]*x509.Certificate
-	for i, h := range p.Hops {
-		if err := checkIP(i, h.ConnectedIP, guard); err != nil {
-			return nil, err
-		}
-		if h.SNI != "" && !strings.EqualFold(strings.TrimSuffix(h.SNI, "."), hosts[i]) {
-			return nil, fail(i, CheckSNI, ErrNameMismatch, fmt.Sprintf("sni %q, host %q", h.SNI, hosts[i]), nil)
-		}
-		chains, err = checkChain(i, h.Chain, hosts[i], p.ReadAt, roots)
-		if err != nil {
-			return nil, err
-		}
+	chains, err := checkServers(p, hosts, newGuard(opts.AllowPrefixes), roots)
+	if err != nil {
+		return nil, err
 	}
-
-	last := len(p.Hops) - 1
-	anchor := anchorOf(chains[0], label)
-	if p.Anchor != nil {
-		found := false
-		for _, c := range chains {
-			if a := anchorOf(c, label); a.RootSHA256 == p.Anchor.RootSHA256 {
-				anchor, found = a, true
-				break
-			}
-		}
-		if !found {
-			return nil, fail(last, CheckAnchor, ErrAnchorMismatch,
-				fmt.Sprintf("recorded %s, reached %s", p.Anchor.RootSHA256, anchor.RootSHA256), nil)
-		}
+	anchor, err := checkAnchor(p, chains, label)
+	if err != nil {
+		return nil, err
 	}
 
 	if int64(len(envelope)) != p.Length {
@@ -148,10 +125,57 @@ func Verify(p *Proof, envelope []byte, opts VerifyOptions) (*Verdict, error) {
 	if got := DigestOf(envelope); got != p.Digest {
 		return nil, fail(-1, CheckDigest, ErrDigestMismatch, fmt.Sprintf("proof %s, envelope %s", p.Digest, got), nil)
 	}
+	return newVerdict(p, hosts[len(p.Hops)-1], anchor), nil
+}
 
+// checkServers checks, hop by hop, the server each of p.Hops reached, hosts
+// holding each hop's A-label: its connected IP passes g, its SNI (if
+// recorded) is the host, and its presented chain verifies to roots at
+// p.ReadAt. It returns the chains the final hop's certificate verified
+// through, or the first failure as a [*CheckError].
+func checkServers(p *Proof, hosts []string, g guard, roots *x509.CertPool) ([][]*x509.Certificate, error) {
+	var chains [][]*x509.Certificate
+	for i, h := range p.Hops {
+		if err := checkIP(i, h.ConnectedIP, g); err != nil {
+			return nil, err
+		}
+		if h.SNI != "" && !strings.EqualFold(strings.TrimSuffix(h.SNI, "."), hosts[i]) {
+			return nil, fail(i, CheckSNI, ErrNameMismatch, fmt.Sprintf("sni %q, host %q", h.SNI, hosts[i]), nil)
+		}
+		var err error
+		chains, err = checkChain(i, h.Chain, hosts[i], p.ReadAt, roots)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return chains, nil
+}
+
+// checkAnchor returns the anchor, labelled label, that the final hop's
+// chains reached: the root of the first chain, or, when p.Anchor is set,
+// that of the first chain reaching the recorded root. A recorded root that
+// no chain reaches fails with [ErrAnchorMismatch].
+func checkAnchor(p *Proof, chains [][]*x509.Certificate, label string) (Anchor, error) {
+	anchor := anchorOf(chains[0], label)
+	if p.Anchor == nil {
+		return anchor, nil
+	}
+	for _, c := range chains {
+		if a := anchorOf(c, label); a.RootSHA256 == p.Anchor.RootSHA256 {
+			return a, nil
+		}
+	}
+	return Anchor{}, fail(len(p.Hops)-1, CheckAnchor, ErrAnchorMismatch,
+		fmt.Sprintf("recorded %s, reached %s", p.Anchor.RootSHA256, anchor.RootSHA256), nil)
+}
+
+// newVerdict returns the verdict on the verified proof p, whose final hop's
+// host (an A-label) is host and whose chain reached anchor, with its
+// statement in plain words.
+func newVerdict(p *Proof, host string, anchor Anchor) *Verdict {
 	v := &Verdict{
 		FinalURL: p.FinalURL,
-		Host:     hosts[last],
+		Host:     host,
 		ReadAt:   p.ReadAt.UTC(),
 		Hops:     len(p.Hops),
 		Digest:   p.Digest,
@@ -161,7 +185,7 @@ func Verify(p *Proof, envelope []byte, opts VerifyOptions) (*Verdict, error) {
 	v.Statement = fmt.Sprintf("%s was served at %s over TLS by a server presenting a certificate for %s, "+
 		"valid at that instant and chaining to %q (root sha256 %s, bundle %s); the envelope has digest %s and length %d. %s",
 		v.FinalURL, v.ReadAt.Format(TimeFormat), v.Host, anchor.Subject, anchor.RootSHA256, anchor.Bundle, v.Digest, v.Length, Scope)
-	return v, nil
+	return v
 }
 
 // Seal verifies p against envelope like [Verify] (ignoring any anchor already

@@ -355,54 +355,10 @@ func (db *DB) commitWrites() {
 		select {
 		case first = <-db.wq:
 		case <-db.depDone:
-			for {
-				select {
-				case j := <-db.wq:
-					j.err = &Error{Op: j.op, Key: j.key, Kind: ErrClosed, Err: errClosedDB}
-					close(j.done)
-				default:
-					return
-				}
-			}
+			db.failQueuedWrites()
+			return
 		}
-		batch = batch[:0]
-		take := func(j *writeJob) {
-			if j.state.CompareAndSwap(jobQueued, jobTaken) {
-				batch = append(batch, j)
-			} else {
-				close(j.done) // abandoned: its caller has returned
-			}
-		}
-		take(first)
-		urgent := first.urgent
-	fill:
-		for len(batch) < maxWriteBatch {
-			select {
-			case j := <-db.wq:
-				take(j)
-				urgent = urgent || j.urgent
-			default:
-				break fill
-			}
-		}
-		if !urgent && lingerFor > 0 && len(batch) > 0 && len(batch) < maxWriteBatch {
-			linger.Reset(lingerFor)
-		wait:
-			for len(batch) < maxWriteBatch {
-				select {
-				case j := <-db.wq:
-					take(j)
-					if j.urgent {
-						break wait
-					}
-				case <-linger.C:
-					break wait
-				case <-db.depDone:
-					break wait
-				}
-			}
-			linger.Stop()
-		}
+		batch = db.gatherWrites(batch[:0], first, linger, lingerFor)
 		if len(batch) == 0 {
 			continue
 		}
@@ -414,21 +370,91 @@ func (db *DB) commitWrites() {
 		} else if lingerFor -= lingerFor / 4; lingerFor < time.Millisecond/2 {
 			lingerFor = 0
 		}
-		if err := db.runBatch(ctx, batch); err != nil {
-			if len(batch) == 1 {
-				batch[0].err = err
-			} else {
-				for _, j := range batch {
-					if err := db.runBatch(ctx, nil, j); err != nil {
-						j.err = err
-					}
+		db.commitBatch(ctx, batch)
+		clear(batch)
+	}
+}
+
+// failQueuedWrites answers every write still queued with an [ErrClosed]
+// error (Close has ended the committers) and returns once none is queued.
+func (db *DB) failQueuedWrites() {
+	for {
+		select {
+		case j := <-db.wq:
+			j.err = &Error{Op: j.op, Key: j.key, Kind: ErrClosed, Err: errClosedDB}
+			close(j.done)
+		default:
+			return
+		}
+	}
+}
+
+// gatherWrites takes first into batch, then the writes already queued, up
+// to maxWriteBatch; a write its caller has abandoned is answered (its done
+// closed) and left out. Unless one of them is urgent, lingerFor is 0 or the
+// batch is full, it then waits on the stopped timer linger, for up to
+// lingerFor, for more writes to join, until an urgent one joins, the batch
+// is full or the deposits' committer has ended. It returns the batch, empty
+// when every write taken was abandoned.
+func (db *DB) gatherWrites(batch []*writeJob, first *writeJob, linger *time.Timer, lingerFor time.Duration) []*writeJob {
+	take := func(j *writeJob) {
+		if j.state.CompareAndSwap(jobQueued, jobTaken) {
+			batch = append(batch, j)
+		} else {
+			close(j.done) // abandoned: its caller has returned
+		}
+	}
+	take(first)
+	urgent := first.urgent
+fill:
+	for len(batch) < maxWriteBatch {
+		select {
+		case j := <-db.wq:
+			take(j)
+			urgent = urgent || j.urgent
+		default:
+			break fill
+		}
+	}
+	if !urgent && lingerFor > 0 && len(batch) > 0 && len(batch) < maxWriteBatch {
+		linger.Reset(lingerFor)
+	wait:
+		for len(batch) < maxWriteBatch {
+			select {
+			case j := <-db.wq:
+				take(j)
+				if j.urgent {
+					break wait
+				}
+			case <-linger.C:
+				break wait
+			case <-db.depDone:
+				break wait
+			}
+		}
+		linger.Stop()
+	}
+	return batch
+}
+
+// commitBatch runs batch in one transaction (see runBatch) and, when that
+// fails as a whole, each of its writes alone in a transaction of its own
+// (a batch of one is not retried: it has the batch's error); then it
+// answers every write of batch (its err set, its done closed).
+func (db *DB) commitBatch(ctx context.Context, batch []*writeJob) {
+	if err := db.runBatch(ctx, batch); err != nil {
+		if len(batch) == 1 {
+			batch[0].err = err
+		} else {
+			for _, j := range batch {
+				if err := db.runBatch(ctx, nil, j); err != nil {
+					j.err = err
 				}
 			}
 		}
-		for _, j := range batch {
-			close(j.done)
-		}
-		clear(batch)
+	}
+	for _, j := range batch {
+		close(j.done)
 	}
 }
 
