@@ -321,92 +321,19 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 	l.init()
 	key := l.Key(host)
 	v := l.pol.classify(o)
-	if v == Success {
-		// The common case, a success at a host with nothing against it,
-		// has nothing to clear: no read when the Check said so, else one
-		// read and no write. (A refusal recorded since stands, which is
-		// the polite side, and the next Check reads it.)
-		if o.NoRecord {
-			return Event{Verdict: v}, nil
-		}
-		if _, ok, err := l.store().Get(ctx, key); err == nil && !ok {
-			return Event{Verdict: v}, nil
-		}
+	if v == Success && l.nothingToClear(ctx, key, o) {
+		return Event{Verdict: v}, nil
 	}
 	var ev Event
 	var fn func(State, bool) (State, bool)
 	switch v {
 	case Refusal:
-		var r float64
-		if l.pol.Jitter > 0 {
-			r = l.rand() // drawn once, outside the store's lock
-		}
-		ra, raOK := o.retryAfter(now)
-		fn = func(cur State, _ bool) (State, bool) {
-			cur.Strikes++
-			if cur.Strikes == 1 || o.Kind.weight() > cur.RefusedKind.weight() {
-				cur.RefusedKind = o.Kind
-			}
-			cur.LastStatus, cur.LastChallenge, cur.LastAt = o.Status, o.Challenge, now
-			ev = Event{Type: EventRefused, Host: key, Kind: o.Kind, Cause: o.Cause(), At: now}
-			switch {
-			case l.pol.NoCooldown:
-			case l.pol.RetryAfterOnly:
-				// The server's own cool-down, exactly; none of the ledger's.
-				if u := now.Add(min(ra, l.pol.RetryAfterCeiling)); raOK && u.After(cur.Until) {
-					cur.Until = u
-				}
-			default:
-				if u := now.Add(l.pol.cooldown(cur.Strikes, o.Status, r, ra, raOK)); u.After(cur.Until) {
-					cur.Until = u
-				}
-				if l.pol.StrikeLimit > 0 && cur.Strikes >= l.pol.StrikeLimit {
-					if !cur.Suspended {
-						cur.Suspended = true
-						cur.NextCheck = now.Add(l.pol.RecheckEvery)
-						ev.Type = EventSuspended
-					} else if o.Kind.article() {
-						if n := now.Add(l.pol.RecheckEvery); n.After(cur.NextCheck) {
-							cur.NextCheck = n
-						}
-					}
-				}
-			}
-			ev.Strikes, ev.Until, ev.NextCheck = cur.Strikes, cur.Until, cur.NextCheck
-			if !cur.Until.After(now) {
-				ev.Until = time.Time{}
-			}
-			return cur, true
-		}
+		fn = l.refusalUpdate(key, o, now, &ev)
 	case Success:
-		fn = func(cur State, ok bool) (State, bool) {
-			ev = Event{}
-			if !ok {
-				return cur, false
-			}
-			if (cur.Strikes > 0 || cur.Suspended) && o.Kind.weight() >= cur.RefusedKind.weight() {
-				ev = Event{Type: EventCleared, Host: key, Kind: o.Kind, Cause: cur.Cause(), At: now}
-				cur.Strikes, cur.Suspended, cur.NextCheck, cur.RefusedKind = 0, false, time.Time{}, 0
-				if cur.Until.After(now) {
-					ev.Until = cur.Until
-				}
-			}
-			return cur, !cur.idle(now)
-		}
+		fn = l.successUpdate(key, o, now, &ev)
 	default:
-		ra, ok := o.retryAfter(now)
-		if l.pol.NoCooldown || !ok || !asksToSlowDown(o.Status) {
+		if fn = l.retryAfterUpdate(key, o, now, &ev); fn == nil {
 			return Event{Verdict: v}, nil
-		}
-		ra = min(ra, l.pol.RetryAfterCeiling)
-		fn = func(cur State, _ bool) (State, bool) {
-			ev = Event{}
-			if u := now.Add(ra); u.After(cur.Until) {
-				cur.Until = u
-				ev = Event{Type: EventCooledDown, Host: key, Kind: o.Kind, Cause: "retry-after", Strikes: cur.Strikes,
-					Until: u, NextCheck: cur.NextCheck, At: now}
-			}
-			return cur, !cur.idle(now)
 		}
 	}
 	uctx := ctx
@@ -421,6 +348,114 @@ func (l *Ledger) Observe(ctx context.Context, host string, o Outcome, now time.T
 	ev.Verdict = v
 	l.emit(ctx, ev)
 	return ev, nil
+}
+
+// nothingToClear reports whether a success o at key has nothing to clear,
+// without a read when o.NoRecord says the Check before it found no record,
+// else by one read of the Store that finds none. A Store error reports
+// false: the update that follows meets it. (A refusal recorded since the
+// Check stands, which is the polite side, and the next Check reads it.)
+func (l *Ledger) nothingToClear(ctx context.Context, key string, o Outcome) bool {
+	if o.NoRecord {
+		return true
+	}
+	_, ok, err := l.store().Get(ctx, key)
+	return err == nil && !ok
+}
+
+// refusalUpdate returns the Store update that records the refusal o at key
+// at now: a strike, the cool-down of the policy (the ladder's step, or only
+// the Retry-After under RetryAfterOnly, or none under NoCooldown) and, at
+// StrikeLimit, the suspension of the host's articles. The update sets *ev to
+// the EventRefused or EventSuspended it makes. The jitter is drawn here,
+// once, before the Store's lock is taken.
+func (l *Ledger) refusalUpdate(key string, o Outcome, now time.Time, ev *Event) func(State, bool) (State, bool) {
+	var r float64
+	if l.pol.Jitter > 0 {
+		r = l.rand() // drawn once, outside the store's lock
+	}
+	ra, raOK := o.retryAfter(now)
+	return func(cur State, _ bool) (State, bool) {
+		cur.Strikes++
+		if cur.Strikes == 1 || o.Kind.weight() > cur.RefusedKind.weight() {
+			cur.RefusedKind = o.Kind
+		}
+		cur.LastStatus, cur.LastChallenge, cur.LastAt = o.Status, o.Challenge, now
+		*ev = Event{Type: EventRefused, Host: key, Kind: o.Kind, Cause: o.Cause(), At: now}
+		switch {
+		case l.pol.NoCooldown:
+		case l.pol.RetryAfterOnly:
+			// The server's own cool-down, exactly; none of the ledger's.
+			if u := now.Add(min(ra, l.pol.RetryAfterCeiling)); raOK && u.After(cur.Until) {
+				cur.Until = u
+			}
+		default:
+			if u := now.Add(l.pol.cooldown(cur.Strikes, o.Status, r, ra, raOK)); u.After(cur.Until) {
+				cur.Until = u
+			}
+			if l.pol.StrikeLimit > 0 && cur.Strikes >= l.pol.StrikeLimit {
+				if !cur.Suspended {
+					cur.Suspended = true
+					cur.NextCheck = now.Add(l.pol.RecheckEvery)
+					ev.Type = EventSuspended
+				} else if o.Kind.article() {
+					if n := now.Add(l.pol.RecheckEvery); n.After(cur.NextCheck) {
+						cur.NextCheck = n
+					}
+				}
+			}
+		}
+		ev.Strikes, ev.Until, ev.NextCheck = cur.Strikes, cur.Until, cur.NextCheck
+		if !cur.Until.After(now) {
+			ev.Until = time.Time{}
+		}
+		return cur, true
+	}
+}
+
+// successUpdate returns the Store update that records the success o at key
+// at now: when o's kind weighs at least as much as the kinds refused, it
+// clears the strikes and the suspension, not a running cool-down, and sets
+// *ev to the EventCleared (else to the zero Event). A record left holding
+// nothing is dropped.
+func (l *Ledger) successUpdate(key string, o Outcome, now time.Time, ev *Event) func(State, bool) (State, bool) {
+	return func(cur State, ok bool) (State, bool) {
+		*ev = Event{}
+		if !ok {
+			return cur, false
+		}
+		if (cur.Strikes > 0 || cur.Suspended) && o.Kind.weight() >= cur.RefusedKind.weight() {
+			*ev = Event{Type: EventCleared, Host: key, Kind: o.Kind, Cause: cur.Cause(), At: now}
+			cur.Strikes, cur.Suspended, cur.NextCheck, cur.RefusedKind = 0, false, time.Time{}, 0
+			if cur.Until.After(now) {
+				ev.Until = cur.Until
+			}
+		}
+		return cur, !cur.idle(now)
+	}
+}
+
+// retryAfterUpdate returns the Store update that honours the Retry-After of
+// the neutral 429 or 503 o at key at now (up to RetryAfterCeiling, without
+// a strike), setting *ev to the EventCooledDown when it lengthens the
+// cool-down (else to the zero Event). It returns nil when there is nothing
+// to honour: a NoCooldown policy, no Retry-After, or a status that does not
+// ask to slow down.
+func (l *Ledger) retryAfterUpdate(key string, o Outcome, now time.Time, ev *Event) func(State, bool) (State, bool) {
+	ra, ok := o.retryAfter(now)
+	if l.pol.NoCooldown || !ok || !asksToSlowDown(o.Status) {
+		return nil
+	}
+	ra = min(ra, l.pol.RetryAfterCeiling)
+	return func(cur State, _ bool) (State, bool) {
+		*ev = Event{}
+		if u := now.Add(ra); u.After(cur.Until) {
+			cur.Until = u
+			*ev = Event{Type: EventCooledDown, Host: key, Kind: o.Kind, Cause: "retry-after", Strikes: cur.Strikes,
+				Until: u, NextCheck: cur.NextCheck, At: now}
+		}
+		return cur, !cur.idle(now)
+	}
 }
 
 // Suspended reports whether the event leaves the host suspended.

@@ -472,10 +472,29 @@ type hopRecorder struct {
 	clock clock.Clock // nil: real time
 }
 
+// RoundTrip sends req as one hop, traced (see hopTraceFor), and returns the
+// answer with its hop recorded (see finish), or the error as send returns it.
 func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	clk := clock.Or(h.clock)
 	call := callFrom(ctx)
+	ht := hopTraceFor(call, clk)
+	resp, err := h.send(req, call, ht)
+	if err != nil {
+		return nil, err
+	}
+	ht.finish(ctx, req, resp)
+	return resp, nil
+}
+
+// hopTraceFor returns the trace of the hop call is about to make (call nil:
+// a request outside any Get): the call's first trace, else a new one, with
+// the call's turn and the hooks it needs. Under a turn, the connection (ours)
+// reports the write and the answer's first byte to the turn itself (see
+// tracedConn), so GotConn, which names the connection, is the one hook set;
+// without a turn, WroteRequest and GotFirstResponseByte note their times on
+// clk.
+func hopTraceFor(call *callInfo, clk clock.Clock) *hopTrace {
 	var ht *hopTrace
 	if call != nil {
 		ht = call.firstTrace()
@@ -487,9 +506,6 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if call != nil {
 		ht.turn = call.turn // this hop's: a later hop of the Get gets its own
 	}
-	// Under a turn, the connection (ours) reports the write and the
-	// answer's first byte to the turn itself (see tracedConn), so GotConn,
-	// which names the connection, is the one hook needed.
 	gotConn := func(i httptrace.GotConnInfo) {
 		conn, _ := i.Conn.(*tracedConn)
 		ht.mu.Lock()
@@ -517,6 +533,14 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			ht.mu.Unlock()
 		}
 	}
+	return ht
+}
+
+// send passes req down the chain with ht's hooks, and returns the response,
+// or the error as the caller is to see it: the turn's refusal of the answer
+// in place of what net/http made of it, and a refused address as a
+// *RefusedError with Reason BlockedAddr (wrapping the dialer's error).
+func (h *hopRecorder) send(req *http.Request, call *callInfo, ht *hopTrace) (*http.Response, error) {
 	var resp *http.Response
 	var err error
 	if call != nil && call.callerTrace == nil {
@@ -526,7 +550,7 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		call.trace.Store(&ht.ct)
 		resp, err = h.next.RoundTrip(req)
 	} else {
-		resp, err = h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &ht.ct)))
+		resp, err = h.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), &ht.ct)))
 	}
 	if err != nil && ht.turn != nil {
 		if r := ht.turn.refused(); r != nil {
@@ -545,6 +569,14 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	return resp, nil
+}
+
+// finish completes the hop of req once its answer resp has come: it fills
+// resp.TLS from the hop's connection when the transport left it nil, and adds
+// the hop, with its timings (those of the connection's making only on a new
+// connection), to ctx's recorder, if there is one. It returns nothing.
+func (ht *hopTrace) finish(ctx context.Context, req *http.Request, resp *http.Response) {
 	ht.mu.Lock()
 	conn, reused, wrote, first := ht.conn, ht.reused, ht.wrote, ht.first
 	ht.mu.Unlock()
@@ -554,31 +586,32 @@ func (h *hopRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if conn != nil && resp.TLS == nil {
 		resp.TLS = conn.state // shared by the responses of one connection: read only
 	}
-	if rec := recorderFrom(ctx); rec != nil {
-		var t Timings
-		var hop provenance.Hop
-		if conn != nil {
-			hop = conn.hop // its Chain is the connection's, shared read-only (as resp.TLS is)
-			if !reused {
-				t.DNS, t.Connect, t.TLS = conn.dns, conn.tcp, conn.handshake
-			}
-		}
-		if c := ht.call; c != nil && req.URL == c.url {
-			hop.URL = c.urlString
-		} else {
-			hop.URL = req.URL.String()
-		}
-		hop.Status, hop.Location = resp.StatusCode, resp.Header.Get("Location")
-		if !wrote.IsZero() && !first.IsZero() {
-			t.FirstByte = first.Sub(wrote)
-		}
-		var cred string
-		if ht.call != nil {
-			cred = ht.call.credHeader
-		}
-		rec.addHop(hop, t, req, cred)
+	rec := recorderFrom(ctx)
+	if rec == nil {
+		return
 	}
-	return resp, nil
+	var t Timings
+	var hop provenance.Hop
+	if conn != nil {
+		hop = conn.hop // its Chain is the connection's, shared read-only (as resp.TLS is)
+		if !reused {
+			t.DNS, t.Connect, t.TLS = conn.dns, conn.tcp, conn.handshake
+		}
+	}
+	if c := ht.call; c != nil && req.URL == c.url {
+		hop.URL = c.urlString
+	} else {
+		hop.URL = req.URL.String()
+	}
+	hop.Status, hop.Location = resp.StatusCode, resp.Header.Get("Location")
+	if !wrote.IsZero() && !first.IsZero() {
+		t.FirstByte = first.Sub(wrote)
+	}
+	var cred string
+	if ht.call != nil {
+		cred = ht.call.credHeader
+	}
+	rec.addHop(hop, t, req, cred)
 }
 
 // Bounds of the base transport's idle connections (see idleConnTimeout).

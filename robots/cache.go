@@ -550,14 +550,51 @@ var errFetchTimeout = errors.New("robots: robots.txt fetch timed out")
 // redirects, within c.Timeout measured by c.Clock. A redirect may lead from
 // http to https, never from https to http.
 func (c *Cache) fetch(parent context.Context, host string) fetchResult {
+	ctx, stop := c.fetchContext(parent)
+	defer stop()
+	rt := c.Transport
+	if rt == nil {
+		return fetchResult{err: errors.New("robots: Cache.Transport is nil")}
+	}
+	f := &robotsFetch{ctx: ctx, target: robotsURL(host), secure: !strings.HasPrefix(host, httpPrefix)}
+	for redirects := 0; ; redirects++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.target, nil)
+		if err != nil {
+			return f.fail(0, err)
+		}
+		if c.UserAgent != "" {
+			req.Header.Set("User-Agent", c.UserAgent)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return f.sendFailed(req, err, redirects)
+		}
+		st := resp.StatusCode
+		if loc := resp.Header.Get("Location"); redirect.Is(st) && loc != "" {
+			discard(resp.Body)
+			if redirects >= MaxRedirects {
+				return fetchResult{status: st, header: resp.Header, err: fmt.Errorf("%w (last %s)", ErrTooManyRedirects, f.target)}
+			}
+			if err := f.follow(req.URL, loc); err != nil {
+				return f.fail(st, err)
+			}
+			continue
+		}
+		return f.read(resp)
+	}
+}
+
+// fetchContext returns the context of one fetch: parent's, cancelled with
+// errFetchTimeout as its cause once c.Timeout (DefaultTimeout when unset)
+// has passed on c.Clock, and the stop function that ends the timer's wait
+// and cancels the context, to be called when the fetch is over.
+func (c *Cache) fetchContext(parent context.Context) (context.Context, func()) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
 	done := make(chan struct{})
-	defer close(done)
 	timer := clock.Or(c.Clock).After(timeout)
 	go func() {
 		select {
@@ -566,76 +603,93 @@ func (c *Cache) fetch(parent context.Context, host string) fetchResult {
 		case <-done:
 		}
 	}()
-	rt := c.Transport
-	if rt == nil {
-		return fetchResult{err: errors.New("robots: Cache.Transport is nil")}
+	return ctx, func() {
+		close(done)
+		cancel(nil)
 	}
-	target := robotsURL(host)
-	secure := !strings.HasPrefix(host, httpPrefix)
-	fail := func(status int, err error) fetchResult {
-		if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
-			err = fmt.Errorf("%w (%w)", cause, err)
-		}
-		return fetchResult{status: status, err: &FetchError{URL: target, Err: err}}
+}
+
+// robotsFetch is one fetch of a robots.txt under way: its context (see
+// fetchContext), the URL being asked, and whether the fetch has been on
+// https (after which a redirect to http is refused).
+type robotsFetch struct {
+	ctx    context.Context
+	target string
+	secure bool
+}
+
+// withTimeout returns err, prefixed with errFetchTimeout when the fetch's
+// timeout is what cancelled its context (both stay matchable).
+func (f *robotsFetch) withTimeout(err error) error {
+	if cause := context.Cause(f.ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
+		err = fmt.Errorf("%w (%w)", cause, err)
 	}
-	for redirects := 0; ; redirects++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		if err != nil {
-			return fail(0, err)
-		}
-		if c.UserAgent != "" {
-			req.Header.Set("User-Agent", c.UserAgent)
-		}
-		resp, err := rt.RoundTrip(req)
-		if err != nil && errors.Is(err, ErrNotSent) && redirects > 0 {
-			// The host answered robots.txt with a redirect to a target
-			// the chain would not ask (a non-public address, an invalid
-			// host): that answer is the host's, and robots.txt is
-			// unreachable by it. It is recorded, and asked again after
-			// RetryInterval, not at every request.
-			return fail(0, &RedirectError{Target: req.URL.Redacted(), Cause: err.Error()})
-		}
-		if err != nil && errors.Is(err, ErrNotSent) {
-			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errFetchTimeout) {
-				err = fmt.Errorf("%w (%w)", cause, err)
-			}
-			return fetchResult{notSent: true, err: fmt.Errorf("robots: %s not requested: %w", target, err)}
-		}
-		if err != nil {
-			return fail(0, err)
-		}
-		st := resp.StatusCode
-		if loc := resp.Header.Get("Location"); redirect.Is(st) && loc != "" {
-			discard(resp.Body)
-			if redirects >= MaxRedirects {
-				return fetchResult{status: st, header: resp.Header, err: fmt.Errorf("%w (last %s)", ErrTooManyRedirects, target)}
-			}
-			next, err := req.URL.Parse(loc)
-			if err != nil {
-				return fail(st, err)
-			}
-			switch {
-			case next.Scheme == "https":
-				secure = true
-			case next.Scheme == "http" && !secure:
-			default:
-				return fail(st, fmt.Errorf("%w: %s", ErrInsecureRedirect, next.Redacted()))
-			}
-			next.Fragment = ""
-			target = next.String()
-			continue
-		}
-		if st < 200 || st > 299 {
-			discard(resp.Body)
-			return fetchResult{status: st, header: resp.Header}
-		}
-		body, err := readBody(ctx, resp)
-		resp.Body.Close()
-		if err != nil {
-			return fail(st, err)
-		}
-		return fetchResult{status: st, body: body, header: resp.Header}
+	return err
+}
+
+// fail returns the result of a fetch that failed with err (see withTimeout)
+// at the current target, after an answer of status (0: none): a *FetchError.
+func (f *robotsFetch) fail(status int, err error) fetchResult {
+	return fetchResult{status: status, err: &FetchError{URL: f.target, Err: f.withTimeout(err)}}
+}
+
+// sendFailed returns the result of req's RoundTrip failing with err, on
+// the fetch's redirects-th redirect. A request the chain did not send
+// (ErrNotSent) after a redirect is the host's answer, a *RedirectError in a
+// *FetchError; one not sent at the first request is a notSent result;
+// anything else is a *FetchError.
+func (f *robotsFetch) sendFailed(req *http.Request, err error, redirects int) fetchResult {
+	if errors.Is(err, ErrNotSent) && redirects > 0 {
+		// The host answered robots.txt with a redirect to a target
+		// the chain would not ask (a non-public address, an invalid
+		// host): that answer is the host's, and robots.txt is
+		// unreachable by it. It is recorded, and asked again after
+		// RetryInterval, not at every request.
+		return f.fail(0, &RedirectError{Target: req.URL.Redacted(), Cause: err.Error()})
 	}
+	if errors.Is(err, ErrNotSent) {
+		return fetchResult{notSent: true, err: fmt.Errorf("robots: %s not requested: %w", f.target, f.withTimeout(err))}
+	}
+	return f.fail(0, err)
+}
+
+// follow moves the fetch to the redirect's Location loc, resolved against
+// base, without its fragment. It returns loc's parse error, or one matching
+// ErrInsecureRedirect for a scheme other than https, or http once the fetch
+// has been on https; the fetch is then left as it was.
+func (f *robotsFetch) follow(base *url.URL, loc string) error {
+	next, err := base.Parse(loc)
+	if err != nil {
+		return err
+	}
+	switch {
+	case next.Scheme == "https":
+		f.secure = true
+	case next.Scheme == "http" && !f.secure:
+	default:
+		return fmt.Errorf("%w: %s", ErrInsecureRedirect, next.Redacted())
+	}
+	next.Fragment = ""
+	f.target = next.String()
+	return nil
+}
+
+// read returns the result of the final answer resp: its status and header
+// alone when it is not a 2xx (its body drained), else with the body read
+// (see readBody), or a failure (see fail) when the read fails. It closes
+// resp.Body.
+func (f *robotsFetch) read(resp *http.Response) fetchResult {
+	st := resp.StatusCode
+	if st < 200 || st > 299 {
+		discard(resp.Body)
+		return fetchResult{status: st, header: resp.Header}
+	}
+	body, err := readBody(f.ctx, resp)
+	resp.Body.Close()
+	if err != nil {
+		return f.fail(st, err)
+	}
+	return fetchResult{status: st, body: body, header: resp.Header}
 }
 
 // readBody reads at most MaxBodySize+1 bytes of a robots.txt body, within
