@@ -163,3 +163,70 @@ func TestCrawler_S2_TriggerUnsentAfterRobotsStaysDue(t *testing.T) {
 	}
 	audit(t, web, p)
 }
+
+// settleFails is a MemoryState whose Settle of one key fails its first
+// times calls, as a shared store's does when its answers time out.
+type settleFails struct {
+	MemoryState
+	key   string
+	times int
+	mu    sync.Mutex
+	calls int
+}
+
+func (s *settleFails) Settle(ctx context.Context, source, key string, o Outcome, note string, now time.Time) error {
+	s.mu.Lock()
+	fail := key == s.key && s.calls < s.times
+	if key == s.key {
+		s.calls++
+	}
+	s.mu.Unlock()
+	if fail {
+		return errSeeTimedOut
+	}
+	return s.MemoryState.Settle(ctx, source, key, o, note, now)
+}
+
+// An article deposited whose Settle failed once is settled all the same:
+// the crawler asks the State again at once, so the pass ends clean and no
+// later pass reads the article again (V12). A Settle that keeps failing
+// still fails the pass, after settleTries tries, and the article is read
+// again by the next pass: the documented exception.
+func TestCrawler_V12_SettleLostOnceIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	for _, times := range []int{1, settleTries} {
+		web, info := politetest.NewScenarioWeb(t, politetest.Scenario{Hosts: 1, ArticlesPerHost: 3, Seed: 62})
+		site := info.Sites[0]
+		src := siteSource(site.Name, Digest, false)
+		p := testPolicy(t, Digest, testInterval)
+		clk := clock.NewManual(site.Articles[len(site.Articles)-1].Published.Add(time.Hour))
+		var keep restartable
+		st := &settleFails{key: "2", times: times}
+		c := &Crawler{Client: keep.client(t, web, p), Sources: []Source{src}, State: st, Clock: clk, Owner: "worker-1"}
+		rep, err := c.Pass(context.Background(), src.ID)
+		if err == nil && rep != nil {
+			err = rep.Err
+		}
+		if times < settleTries {
+			if err != nil {
+				t.Fatalf("Settle failing %d time(s): pass error %v, want none (asked again)", times, err)
+			}
+		} else if !errors.Is(err, errSeeTimedOut) {
+			t.Fatalf("Settle failing %d times: pass error %v, want the State's", times, err)
+		}
+		if want := min(times, settleTries-1) + 1; st.calls != want {
+			t.Errorf("Settle failing %d time(s): asked %d times, want %d", times, st.calls, want)
+		}
+		r, ok, err := st.Ref(context.Background(), src.ID, "2")
+		if err != nil || !ok {
+			t.Fatalf("Ref 2: %v, %v, %v", r, ok, err)
+		}
+		if times < settleTries && r.Outcome != Deposited {
+			t.Errorf("Settle failing once: reference 2 is %v, want Deposited", r.Outcome)
+		}
+		if times == settleTries && r.Outcome != Pending {
+			t.Errorf("Settle failing every time: reference 2 is %v, want still Pending (read again next pass)", r.Outcome)
+		}
+		audit(t, web, p)
+	}
+}

@@ -144,14 +144,14 @@ func (c *Crawler) settleUnread(ctx context.Context, src *Source, j *job, rep *Pa
 			rep.Excluded++
 			ev.Kind, ev.Reason = EventExcluded, "no full-text licence and no excerpt kept"
 			c.emit(ev)
-			return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+			return nil, c.settleRef(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 		}
 		if _, err := c.putExcerpt(ctx, src, j, now); err != nil {
 			rep.Failed++
 			return &yes, nil
 		}
 		rep.Excerpted++
-		return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Excerpted, "no full-text licence", now)
+		return &no, c.settleRef(ctx, src.ID, j.ref.Key, Excerpted, "no full-text licence", now)
 	case j.err != nil:
 		var re *fetch.RefusedError
 		if errors.As(j.err, &re) {
@@ -193,14 +193,14 @@ func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *Pass
 		rep.Excluded++
 		ev.Kind, ev.Reason = EventExcluded, "gated: "+j.article.AccessSource+""
 		c.emit(ev)
-		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
+		return nil, c.settleRef(ctx, src.ID, j.ref.Key, Excluded, ev.Reason, now)
 	}
 	if ok, ids := identifiersAgree(src, j.ref, j.article); !ok {
 		rep.Mismatched++
 		ev.Kind, ev.IDs = EventMismatch, ids
 		ev.Reason = fmt.Sprintf("feed %q, list %q, article %q", ids[0], ids[1], ids[2])
 		c.emit(ev)
-		return nil, c.state.Settle(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
+		return nil, c.settleRef(ctx, src.ID, j.ref.Key, Mismatch, ev.Reason, now)
 	}
 	d := &Deposit{
 		Source: src.ID, Key: j.ref.Key, URL: j.res.FinalURL, ReadAt: now,
@@ -225,7 +225,28 @@ func (c *Crawler) settleRead(ctx context.Context, src *Source, j *job, rep *Pass
 	rep.Deposited++
 	ev.Kind, ev.Bytes, ev.Err = EventDeposited, int64(len(d.Envelope)), j.xerr // the envelope is kept even when nothing could be extracted
 	c.emit(ev)
-	return &no, c.state.Settle(ctx, src.ID, j.ref.Key, Deposited, "", now)
+	return &no, c.settleRef(ctx, src.ID, j.ref.Key, Deposited, "", now)
+}
+
+// settleTries is how many times settleRef asks the State to record an outcome.
+const settleTries = 3
+
+// settleRef records the outcome of source's reference key, asking the State
+// again at once, settleTries times in all, while it fails for a reason
+// other than ctx's end. An outcome is recorded once the article's work is
+// done (a deposit made, say), so a Settle lost to one time-out of a shared
+// store would have the next pass read the article again: a request to the
+// publisher for nothing. Settle sets a value, so asking again after an
+// answer that was lost records the same outcome. It returns the last
+// attempt's error.
+func (c *Crawler) settleRef(ctx context.Context, source, key string, o Outcome, note string, now time.Time) error {
+	var err error
+	for range settleTries {
+		if err = c.state.Settle(ctx, source, key, o, note, now); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }
 
 func (c *Crawler) maxReads() int {
