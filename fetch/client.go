@@ -401,8 +401,16 @@ func (c *Client) Get(ctx context.Context, rawURL string, opts ...GetOptions) (*R
 func (c *Client) newCall(kind Kind, opts []GetOptions) *callInfo {
 	call := &callInfo{kind: kind}
 	call.rec = &call.recorder
-	for i := range opts {
-		call.apply(&opts[i])
+	if len(opts) > 0 {
+		o := GetOptions{Kind: kind}
+		for i := range opts {
+			o = o.merge(&opts[i])
+		}
+		call.kind, call.referer, call.maxBody = o.Kind, o.Referer, o.MaxBody
+		call.unconditional, call.deferred = o.Unconditional, o.DeferValidators
+		if o.Source != nil {
+			call.source = keyedSource(o.Source)
+		}
 	}
 	if call.kind == KindImage && call.accept == "" {
 		call.accept = ImageAccept

@@ -1,11 +1,5 @@
 package fetch
 
-import (
-	"strings"
-
-	"github.com/politefetch/politefetch/internal/hostkey"
-)
-
 // GetOptions are one Get's particulars (or those of every read of a
 // [Client.Doer], and of an [Client.Explain] or a [Client.SaveValidators]
 // standing for such a read). The zero GetOptions is a read as the policy
@@ -90,24 +84,6 @@ func (o GetOptions) merge(later *GetOptions) GetOptions {
 	return o
 }
 
-// apply sets the call's particulars from o's non-zero fields, as merge does.
-func (c *callInfo) apply(o *GetOptions) {
-	if o.Kind != KindArticle {
-		c.kind = o.Kind
-	}
-	if o.Source != nil {
-		c.source = keyedSource(o.Source)
-	}
-	if o.Referer != "" {
-		c.referer = o.Referer
-	}
-	if o.MaxBody != 0 {
-		c.maxBody = o.MaxBody
-	}
-	c.unconditional = c.unconditional || o.Unconditional
-	c.deferred = c.deferred || o.DeferValidators
-}
-
 // keyedSource returns s if its host lists are in key form, else a copy of s
 // with them normalised.
 func keyedSource(s *Source) *Source {
@@ -123,12 +99,7 @@ func keyedSource(s *Source) *Source {
 // keyedList reports whether normalizeList would return hosts unchanged.
 func keyedList(hosts []string) bool {
 	for _, h := range hosts {
-		name := strings.TrimPrefix(h, "*.")
-		k, err := hostkey.Normalize(name)
-		if err != nil {
-			k = strings.ToLower(name)
-		}
-		if k != name {
+		if hostPattern(h) != h {
 			return false
 		}
 	}

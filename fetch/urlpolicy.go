@@ -46,18 +46,23 @@ func normalizeList(hosts []string) []string {
 	}
 	out := make([]string, 0, len(hosts))
 	for _, h := range hosts {
-		wild := strings.HasPrefix(h, "*.")
-		name := strings.TrimPrefix(h, "*.")
-		k, err := hostkey.Normalize(name)
-		if err != nil {
-			k = strings.ToLower(name)
-		}
-		if wild {
-			k = "*." + k
-		}
-		out = append(out, k)
+		out = append(out, hostPattern(h))
 	}
 	return out
+}
+
+// hostPattern returns the key form of one host pattern: a host key, or "*."
+// and one; a name that is no valid host is lowercased.
+func hostPattern(h string) string {
+	name, wild := strings.CutPrefix(h, "*.")
+	k, err := hostkey.Normalize(name)
+	if err != nil {
+		k = strings.ToLower(name)
+	}
+	if wild {
+		k = "*." + k
+	}
+	return k
 }
 
 // hostIn reports whether the normalised host key matches one of the normalised
