@@ -235,8 +235,13 @@ func (b *releaseBody) Read(p []byte) (int, error) {
 		b.bytes.Add(int64(n))
 	}
 	if err != nil {
-		if b.caller != nil && b.caller.Err() != nil && errors.Is(err, context.Canceled) {
-			err = b.caller.Err() // the caller's reason, not the link's
+		if b.caller != nil && b.caller.Err() != nil && (errors.Is(err, context.Canceled) || err == io.EOF && b.inner.Err() != nil) {
+			// The caller's reason, not the link's. An end of body that
+			// comes once the caller's context has stopped the request is
+			// no proof the body was whole: a server that saw the
+			// connection go may end the body it was sending, and net/http
+			// passes that end on as io.EOF.
+			err = b.caller.Err()
 		}
 		b.turn.end(false)
 		if obs {
