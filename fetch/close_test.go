@@ -37,7 +37,8 @@ func pacerGoroutines() []string {
 // TestClose_NoGoroutineOutlivesIt: once Close has returned, no goroutine of
 // the Client's is left: neither the background wait of a request its caller
 // gave up on after it was written (which would otherwise live for its
-// answer grace), nor the wait on a body left open. The test is not
+// answer grace), nor the wait on a body left open, nor an answer goroutine
+// waiting idle for the next request. The test is not
 // parallel, so that no other test's pacer runs meanwhile.
 func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 	before := len(pacerGoroutines())
@@ -65,6 +66,9 @@ func TestClose_NoGoroutineOutlivesIt(t *testing.T) {
 		t.Fatalf("hanging request: err %v, want the caller's deadline", err)
 	}
 	c2 := newClient(t, web, testPolicy(Digest(), time.Millisecond))
+	if _, err := c2.Get(context.Background(), s.URL("/open")); err != nil {
+		t.Fatal(err) // its answer goroutine waits idle for the next request
+	}
 	resp, err := c2.HTTPClient().Get(s.URL("/open"))
 	if err != nil {
 		t.Fatal(err)

@@ -58,8 +58,14 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 		return nil, errClosed
 	}
 	p.life.wg.Add(1)
+	a := p.life.takeIdle()
 	p.life.mu.Unlock()
-	go p.answer(nextRT, req.WithContext(inner), rb)
+	j := answerJob{nextRT, req.WithContext(inner), rb}
+	if a != nil {
+		a.jobs <- j
+	} else {
+		go p.answerLoop(j)
+	}
 	select {
 	case <-rb.done:
 	case <-ctx.Done():
@@ -119,7 +125,7 @@ func (p *pacer) abandon(rb *releaseBody, grace time.Duration) bool {
 	return true
 }
 
-// answer runs on await's goroutine: it sends req below and hands the answer
+// answer runs on await's goroutine (see answerLoop): it sends req below and hands the answer
 // to the caller, then ends the request's own context when the caller's
 // context ends, the Client closes, or the body is done (which stops it).
 // An answer the caller gave up on is closed, once the layers below have
@@ -161,6 +167,49 @@ func (p *pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseB
 	}
 }
 
+// answerJob is one awaited request for an answer goroutine.
+type answerJob struct {
+	nextRT http.RoundTripper
+	req    *http.Request
+	rb     *releaseBody
+}
+
+// An answerer is an answer goroutine between two requests: it waits on jobs
+// for its next, or for nil, which ends it.
+type answerer struct {
+	jobs chan answerJob
+}
+
+// maxIdleAnswerers bounds the answer goroutines a Client keeps waiting for
+// requests. A goroutine kept keeps the stack that sending a request through
+// the layers below grew, which a new one would grow again, copying it on
+// the way.
+const maxIdleAnswerers = 64
+
+// answerLoop runs j, then, while the pacer belongs to a Client that is not
+// closed and keeps fewer than maxIdleAnswerers idle, waits for the next job.
+func (p *pacer) answerLoop(j answerJob) {
+	var a *answerer
+	for {
+		p.answer(j.nextRT, j.req, j.rb)
+		j = answerJob{}
+		if p.life.closing == nil {
+			return // a pacer alone has no Close to end an idle goroutine
+		}
+		if a == nil {
+			a = &answerer{jobs: make(chan answerJob, 1)}
+		}
+		if !p.life.putIdle(a) {
+			return
+		}
+		j = <-a.jobs
+		p.life.wg.Done() // its wait as an idle goroutine (see putIdle)
+		if j.rb == nil {
+			return
+		}
+	}
+}
+
 // lifecycle is what a pacer keeps of the goroutines it starts, so that a
 // Client's Close ends and awaits them.
 type lifecycle struct {
@@ -169,6 +218,33 @@ type lifecycle struct {
 	mu      sync.Mutex
 	closed  bool
 	held    map[*releaseBody]struct{} // requests abandoned to their grace
+	idle    []*answerer               // answer goroutines waiting for a request
+}
+
+// takeIdle returns an idle answer goroutine, or nil; l.mu is held.
+func (l *lifecycle) takeIdle() *answerer {
+	n := len(l.idle)
+	if n == 0 {
+		return nil
+	}
+	a := l.idle[n-1]
+	l.idle[n-1] = nil
+	l.idle = l.idle[:n-1]
+	return a
+}
+
+// putIdle keeps a as idle, unless the Client is closed or keeps enough. An
+// idle goroutine is counted in l.wg until it takes its next job, so that
+// close awaits its end too.
+func (l *lifecycle) putIdle(a *answerer) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || len(l.idle) >= maxIdleAnswerers {
+		return false
+	}
+	l.wg.Add(1)
+	l.idle = append(l.idle, a)
+	return true
 }
 
 // closeWait bounds how long close awaits the pacer's goroutines once it has
@@ -191,6 +267,10 @@ func (p *pacer) close() bool {
 	for rb := range p.life.held {
 		rb.stop(errClosed)
 	}
+	for _, a := range p.life.idle {
+		a.jobs <- answerJob{} // ends it
+	}
+	p.life.idle = nil
 	p.life.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.life.wg.Wait(); close(done) }()
