@@ -101,6 +101,9 @@ func parseInstant(s string) (time.Time, bool) {
 		}
 		layouts = compactInstants[:]
 	default:
+		if !hasMonthName(s) {
+			return time.Time{}, false // every textual form names its month
+		}
 		for _, l := range textDates {
 			if t, ok := parseDate(l, s); ok {
 				return t, true
@@ -126,6 +129,24 @@ func parseInstant(s string) (time.Time, bool) {
 		return t, false
 	}
 	return time.Time{}, false
+}
+
+// hasMonthName reports whether s holds an English month's name or its
+// abbreviation, in any case (as time.Parse reads them): the test that
+// spares a text that names no month the failures, each an allocated
+// error, of every textual layout.
+func hasMonthName(s string) bool {
+	for i := 0; i+3 <= len(s); i++ {
+		if s[i]|0x20 < 'a' || s[i]|0x20 > 'z' {
+			continue
+		}
+		w := [3]byte{s[i] | 0x20, s[i+1] | 0x20, s[i+2] | 0x20}
+		switch string(w[:]) {
+		case "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec":
+			return true
+		}
+	}
+	return false
 }
 
 func parseDate(layout, s string) (time.Time, bool) {

@@ -3,6 +3,7 @@ package extract
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // datePage wraps head and body markup in a page with an article to read.
@@ -89,6 +90,26 @@ func FuzzFindDate(f *testing.F) {
 		for _, w := range strings.Fields(d) {
 			if !strings.Contains(s, w) {
 				t.Fatalf("findDate(%q) = %q: %q is not in the text", s, d, w)
+			}
+		}
+	})
+}
+
+// FuzzHasMonthName: the month test parseInstant puts before the textual
+// layouts is exact: a text it finds no month name in is one that no
+// textual layout reads.
+func FuzzHasMonthName(f *testing.F) {
+	for _, s := range []string{"2 January 2006", "Mon, 02 JAN 2006 15:04:05 GMT", "jan. 2, 2006", "30.07.2019",
+		"2019-07-30", "by the staff", "12 Dec 2020 10:00 +0100", "Sept 3, 2021", "3 mAy 2021"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if hasMonthName(s) {
+			return
+		}
+		for _, l := range append(textDates[:], textInstants[:]...) {
+			if _, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+				t.Fatalf("%q names no month by hasMonthName, yet layout %q reads it", s, l)
 			}
 		}
 	})

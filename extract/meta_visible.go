@@ -135,7 +135,7 @@ func findDate(text string) string {
 				}
 			}
 		}
-		if i+2 < len(f) {
+		if i+2 < len(f) && (hasMonthName(f[i]) || hasMonthName(f[i+1]) || hasMonthName(f[i+2])) {
 			three := trim(f[i]) + " " + strings.TrimRight(f[i+1], ";()[]|") + " " + trim(f[i+2])
 			if _, ok := parseInstant(three); ok {
 				return three
