@@ -7,7 +7,9 @@
 // 1 s per host, share images not read, so that it reads the pages the
 // others read; and again with each story's share image checked, as the
 // strict news preset does by default, which doubles its requests to each
-// host), colly v2 configured as politely as colly allows (one
+// host), the crawl library as a process of its own (crawl.Crawler with
+// in-memory state, extraction on, deposits counted and dropped: what the
+// CLI costs beyond it is its store), colly v2 configured as politely as colly allows (one
 // LimitRule per host with Parallelism 1 and Delay 1 s, robots.txt obeyed,
 // async), and a careful crawler written with net/http alone. Each web is
 // served over HTTPS with one connection per host; 10 % of its sites are
@@ -176,6 +178,7 @@ func table(args []string) error {
 	crawlers := []entry{
 		{"politefetch (politecrawl crawl -once)", []string{self, "ours", crawler}},
 		{"politefetch, share images checked (S7)", []string{self, "ours-images", crawler}},
+		{"crawl.Crawler, in-memory state (the library as a process)", []string{self, "lib"}},
 		{"colly v2, polite", []string{self, "colly"}},
 		{"net/http, careful", []string{self, "hand"}},
 	}
