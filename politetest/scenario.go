@@ -39,6 +39,11 @@ type Scenario struct {
 	Seed int64
 	// Domain is the names' suffix. "": "example".
 	Domain string
+	// Furniture is the bytes of page furniture (navigation, inline
+	// scripts) each article page carries beyond its story (see
+	// [Article.Furniture]); 0: none, so pages are about 1.2 KB. Real news
+	// pages weigh 50 to 200 KB. At most 8 MiB.
+	Furniture int
 	// Now, when set, is the web's clock: articles are dated in the hours
 	// before it, the newest in the last hour, as a live site's are, so a
 	// digest of "today's" stories finds them. Zero: articles are dated from
@@ -207,6 +212,8 @@ func (sc Scenario) Validate() error {
 		return bad("Hosts", "is %d: a web needs at least one site", sc.Hosts)
 	case sc.ArticlesPerHost < 0:
 		return bad("ArticlesPerHost", "is %d: not a number of articles", sc.ArticlesPerHost)
+	case sc.Furniture < 0 || sc.Furniture > 8<<20:
+		return bad("Furniture", "is %d: a page's furniture is 0 to 8 MiB", sc.Furniture)
 	case sc.Latency[0] < 0 || sc.Latency[1] < 0:
 		return bad("Latency", "is %v: a latency cannot be negative", sc.Latency)
 	case sc.Latency[0] > sc.Latency[1]:
@@ -350,6 +357,7 @@ func (sc Scenario) Build(w *Web) (*ScenarioInfo, error) {
 				Title:     fmt.Sprintf("Story %d from %s", j, name),
 				Section:   section,
 				Published: published,
+				Furniture: sc.Furniture,
 			})
 			si.Articles = append(si.Articles, a)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -221,6 +222,8 @@ func TestScenario_ImpossibleValuesRefused(t *testing.T) {
 		{"RobotsMix", func(s *Scenario) { s.RobotsMix = RobotsMix{Disallow: 0.6, CrawlDelay: 0.6} }},
 		{"Domain", func(s *Scenario) { s.Domain = "exa mple" }},
 		{"Domain", func(s *Scenario) { s.Domain = "a/b" }},
+		{"Furniture", func(s *Scenario) { s.Furniture = -1 }},
+		{"Furniture", func(s *Scenario) { s.Furniture = 9 << 20 }},
 	} {
 		sc := ok
 		tc.edit(&sc)
@@ -255,5 +258,36 @@ func TestScenario_CrawlDelaySeconds(t *testing.T) {
 					secs, s.Name, s.Robots, s.CrawlDelay, s.RobotsBody, line, want)
 			}
 		}
+	}
+}
+
+// TestScenario_Furniture: a scenario's pages carry the furniture asked for
+// (as real news pages weigh 50 to 200 KB), after the story, which is
+// unchanged; without it they stay about 1.2 KB.
+func TestScenario_Furniture(t *testing.T) {
+	t.Parallel()
+	page := func(furniture int) string {
+		w, info := NewScenarioWeb(t, Scenario{Hosts: 1, ArticlesPerHost: 1, Seed: 5, Furniture: furniture})
+		resp, err := w.Client().Get("https://" + info.Sites[0].Name + info.Sites[0].Articles[0].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("article: %d, %v", resp.StatusCode, err)
+		}
+		return string(b)
+	}
+	plain, heavy := page(0), page(100<<10)
+	if len(plain) > 4<<10 {
+		t.Errorf("a page without furniture weighs %d bytes", len(plain))
+	}
+	if n := len(heavy) - len(plain); n < 100<<10 || n > 101<<10 {
+		t.Errorf("100 KiB of furniture added %d bytes", n)
+	}
+	story := plain[:strings.Index(plain, "</footer>")]
+	if !strings.HasPrefix(heavy, story) || !strings.Contains(heavy[len(story):], "<script>window.__data") {
+		t.Errorf("the furniture is not after the unchanged story")
 	}
 }

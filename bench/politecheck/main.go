@@ -130,6 +130,7 @@ func table(args []string) error {
 	rude := fs.String("rude", "0", "politecheck's -rude: the share of rude sites")
 	disallow := fs.String("disallow", "0.25", "politecheck's -disallow: the share of sites whose robots.txt disallows a section the feed links to (a trap)")
 	crawlDelay := fs.String("crawl-delay", "0.1", "politecheck's -crawl-delay: the share of sites asking for a Crawl-delay")
+	pageKB := fs.String("page-kb", "0", "politecheck's -page-kb: KiB of page furniture on each article page (0: pages of about 1.2 KB; real news pages weigh 50 to 200 KB)")
 	crawlDelaySecs := fs.String("crawl-delay-seconds", "2", "politecheck's -crawl-delay-seconds: the Crawl-delay those sites ask for (2, as on the outside benchmark's web)")
 	only := fs.String("crawlers", "", "run only the crawlers whose names contain one of these comma-separated words (default: all)")
 	profile := fs.String("profile", "", "build politecrawl with CPU and allocation profiling and write its profiles into this directory (ours-WEB.cpu, ours-WEB.alloc)")
@@ -184,7 +185,7 @@ func table(args []string) error {
 	}
 	runOne := func(hosts, articles string, cmd []string, env []string) (*result, error) {
 		args := []string{"-json", "-q", "-hosts", hosts, "-articles", articles, "-latency", "20ms-200ms",
-			"-rude", *rude, "-disallow", *disallow, "-crawl-delay", *crawlDelay, "-crawl-delay-seconds", *crawlDelaySecs, "-seed", *seed,
+			"-rude", *rude, "-disallow", *disallow, "-crawl-delay", *crawlDelay, "-crawl-delay-seconds", *crawlDelaySecs, "-page-kb", *pageKB, "-seed", *seed,
 			"-interval", "1s", "-max-conns", "1", "-timeout", timeout.String(), "--"}
 		var out bytes.Buffer
 		c := exec.Command(checker, append(args, cmd...)...)

@@ -126,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	fs.IntVar(&cfg.sc.Hosts, "hosts", 20, "number of simulated sites (news-1.example …)")
 	fs.IntVar(&cfg.sc.ArticlesPerHost, "articles", 5, "articles per site")
+	pageKB := fs.Int("page-kb", 0, "KiB of page furniture (navigation, inline scripts) on each article page beyond its story; 0: pages of about 1.2 KB (real news pages weigh 50 to 200 KB)")
 	fs.Float64Var(&cfg.sc.RudeShare, "rude", 0, "share of rude sites (429, 503, challenge pages, 5xx robots.txt, disallowed articles)")
 	fs.Float64Var(&cfg.sc.RobotsMix.CrawlDelay, "crawl-delay", 0, "share of well-behaved sites whose robots.txt asks for a Crawl-delay (-crawl-delay-seconds)")
 	fs.IntVar(&cfg.sc.RobotsMix.CrawlDelaySeconds, "crawl-delay-seconds", 1, "the Crawl-delay those sites ask for, in seconds (1 to 60)")
@@ -155,6 +156,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	cfg.command = fs.Args()
+	cfg.sc.Furniture = *pageKB << 10
 	if cfg.hostile {
 		h := politetest.Hostile(cfg.sc.Seed, cfg.sc.Hosts)
 		cfg.sc.Traits = h.Traits
