@@ -115,8 +115,9 @@ type DB struct {
 	wDone  chan struct{}  // the write committer has ended
 	writes atomic.Int64   // writes submitted, for the benchmarks
 
-	starts pendingStarts // the schedule's starts to be reported at release
-	proc   string        // this process's identity, written beside its schedule leases (see proc.go)
+	starts     pendingStarts // the schedule's starts to be reported at release
+	putSettled putSettled    // references settled by this DB's Puts, for their Settles
+	proc       string        // this process's identity, written beside its schedule leases (see proc.go)
 }
 
 // Open opens the database at path, creating it if needed, and migrates its
