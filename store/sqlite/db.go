@@ -233,10 +233,12 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 // newFilePageSize is the page size of a file Open creates. Every commit
 // appends to the WAL each page it changed, whole, and a crawl's commits
 // each change a row or two in many pages (a host's schedule and lease,
-// its source's tally, a reference, an attempt): a page of 1 KiB, not
-// SQLite's default 4 KiB, makes each of those appends a quarter of the
-// size. An existing file keeps the page size it was made with.
-const newFilePageSize = 1024
+// its source's tally, a reference, an attempt): a page of 2 KiB, not
+// SQLite's default 4 KiB, makes each of those appends half the size.
+// Smaller pages cost more than they save: each frame is two writes to the
+// WAL, and a deposit's envelope takes as many more overflow pages. An
+// existing file keeps the page size it was made with.
+const newFilePageSize = 2048
 
 // walCheckpointBytes is how much WAL the writer lets build up before it
 // copies it into the file (wal_autocheckpoint, set in pages): a page
