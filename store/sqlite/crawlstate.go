@@ -302,7 +302,10 @@ func (s *CrawlState) Settle(ctx context.Context, source, key string, outcome cra
 	}
 	if outcome == crawl.Deposited && note == "" {
 		// A full deposit's Put has settled it already (see Deposits):
-		// only read.
+		// nothing to do if this DB's Put did, else only read.
+		if s.db.putSettled.take(refID{source, key}) {
+			return nil
+		}
 		var cur int
 		var curNote string
 		err := s.db.stmts.refOutcome.QueryRowContext(ctx, source, key).Scan(&cur, &curNote)

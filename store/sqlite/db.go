@@ -115,8 +115,9 @@ type DB struct {
 	wDone  chan struct{}  // the write committer has ended
 	writes atomic.Int64   // writes submitted, for the benchmarks
 
-	starts pendingStarts // the schedule's starts to be reported at release
-	proc   string        // this process's identity, written beside its schedule leases (see proc.go)
+	starts     pendingStarts // the schedule's starts to be reported at release
+	putSettled putSettled    // references settled by this DB's Puts, for their Settles
+	proc       string        // this process's identity, written beside its schedule leases (see proc.go)
 }
 
 // Open opens the database at path, creating it if needed, and migrates its
@@ -170,16 +171,24 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	// state and, unless SyncDeposits, the deposits; a durable write switches
 	// its connection to FULL for its own commit.
 	cache := fmt.Sprintf("cache_size(-%d)", opt.CacheKiB)
-	wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)", cache}, "_txlock": {"immediate"}}
+	writer := func(pageSize int) (*sql.DB, error) {
+		wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)",
+			fmt.Sprintf("wal_autocheckpoint(%d)", walCheckpointBytes/pageSize), cache}, "_txlock": {"immediate"}}
+		w, err := sql.Open("sqlite", fileURI(path)+"?"+wq.Encode())
+		if err != nil {
+			return nil, wrap("open", path, err)
+		}
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxIdleTime(0)
+		w.SetConnMaxLifetime(0)
+		return w, nil
+	}
 	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)", cache}}
 	var err error
-	if db.w, err = sql.Open("sqlite", fileURI(path)+"?"+wq.Encode()); err != nil {
-		return nil, wrap("open", path, err)
+	if db.w, err = writer(newFilePageSize); err != nil {
+		return nil, err
 	}
-	db.w.SetMaxOpenConns(1)
-	db.w.SetMaxIdleConns(1)
-	db.w.SetConnMaxIdleTime(0)
-	db.w.SetConnMaxLifetime(0)
 	if db.r, err = sql.Open("sqlite", fileURI(path)+"?"+rq.Encode()); err != nil {
 		db.w.Close()
 		return nil, wrap("open", path, err)
@@ -190,6 +199,21 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.w.Close()
 		db.r.Close()
 		return nil, err
+	}
+	// A file made with another page size keeps it: its writer checkpoints
+	// after walCheckpointBytes of WAL all the same.
+	var pageSize int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		db.w.Close()
+		db.r.Close()
+		return nil, wrap("open", path, err)
+	}
+	if pageSize != newFilePageSize && pageSize > 0 {
+		db.w.Close()
+		if db.w, err = writer(pageSize); err != nil {
+			db.r.Close()
+			return nil, err
+		}
 	}
 	if err := db.prepare(ctx); err != nil {
 		db.w.Close()
@@ -205,6 +229,22 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	return db, nil
 }
+
+// newFilePageSize is the page size of a file Open creates. Every commit
+// appends to the WAL each page it changed, whole, and a crawl's commits
+// each change a row or two in many pages (a host's schedule and lease,
+// its source's tally, a reference, an attempt): a page of 2 KiB, not
+// SQLite's default 4 KiB, makes each of those appends half the size.
+// Smaller pages cost more than they save: each frame is two writes to the
+// WAL, and a deposit's envelope takes as many more overflow pages. An
+// existing file keeps the page size it was made with.
+const newFilePageSize = 2048
+
+// walCheckpointBytes is how much WAL the writer lets build up before it
+// copies it into the file (wal_autocheckpoint, set in pages): a page
+// changed by many commits between two checkpoints is copied once, and at
+// synchronous=NORMAL the checkpoint is the only sync of the WAL.
+const walCheckpointBytes = 16 << 20
 
 // Path returns the file's path as given to Open.
 func (db *DB) Path() string { return db.path }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/politefetch/politefetch/crawl"
@@ -30,7 +31,8 @@ var ErrDigestMismatch = errors.New("sqlite: deposit digest does not match its en
 // an envelope) also settles its reference in the DB's [CrawlState], when it
 // is there and pending, as deposited, in the deposit's transaction: a
 // process killed after the deposit never leaves its reference pending, to
-// be read again, and the crawler's Settle of it that follows only reads.
+// be read again, and the crawler's Settle of it that follows writes
+// nothing (and, for a Put of this DB that settled it, reads nothing).
 // When Put returns nil the
 // deposit is committed: it survives the process being killed, and with
 // [Options].SyncDeposits it is on disk and survives the machine's crash too
@@ -170,6 +172,41 @@ func (db *DB) chainRefs(ctx context.Context, tx *sql.Tx, r *depReq) (sql.NullStr
 	return sql.NullString{String: string(b), Valid: true}, err
 }
 
+// refID names one source's reference.
+type refID struct{ source, key string }
+
+// maxPutSettled bounds the references a DB remembers settled by their
+// deposits' Puts, for the Settles that follow.
+const maxPutSettled = 1 << 12
+
+// putSettled are the references this DB's Puts settled as deposited, each
+// until the crawler's Settle of it as deposited, which then neither writes
+// nor reads: the Put's committed transaction wrote what it would find.
+type putSettled struct {
+	mu sync.Mutex
+	m  map[refID]struct{}
+}
+
+func (p *putSettled) add(id refID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[refID]struct{}{}
+	}
+	if len(p.m) < maxPutSettled {
+		p.m[id] = struct{}{}
+	}
+}
+
+// take forgets id and reports whether it was remembered.
+func (p *putSettled) take(id refID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[id]
+	delete(p.m, id)
+	return ok
+}
+
 // maxDepositBatch bounds the deposits one group commit holds.
 const maxDepositBatch = 64
 
@@ -181,6 +218,7 @@ type depReq struct {
 	image                   sql.NullString
 	chains                  []hopChain // per hop, nil when no chain was moved out of the proof
 	added                   bool
+	settled                 bool // its transaction settled its pending reference
 	err                     error
 	done                    chan struct{}
 }
@@ -247,6 +285,9 @@ func (db *DB) commitDeposits() {
 			}
 		}
 		for _, r := range batch {
+			if r.err == nil && r.settled {
+				db.putSettled.add(refID{r.d.Source, r.d.Key})
+			}
 			close(r.done)
 		}
 	}
@@ -262,13 +303,20 @@ func batchKey(batch []*depReq) string {
 // putDeposit writes one deposit in tx and reports whether it was new.
 func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, error) {
 	d := r.d
+	r.settled = false
 	if d.Envelope != nil {
 		// The reference a full deposit reads is deposited: settled in the
 		// same transaction, so the two are never apart after a kill.
-		if _, err := tx.StmtContext(ctx, db.stmts.refDeposited).ExecContext(ctx, d.Source, d.Key, int(crawl.Deposited),
-			toNS(db.clk.Now()), int(crawl.Pending)); err != nil {
+		res, err := tx.StmtContext(ctx, db.stmts.refDeposited).ExecContext(ctx, d.Source, d.Key, int(crawl.Deposited),
+			toNS(db.clk.Now()), int(crawl.Pending))
+		if err != nil {
 			return false, err
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, err
+		}
+		r.settled = n == 1
 	}
 	var one int
 	switch err := tx.StmtContext(ctx, db.stmts.depExists).QueryRowContext(ctx, d.Source, d.Digest).Scan(&one); {

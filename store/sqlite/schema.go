@@ -265,9 +265,10 @@ func (db *DB) migrate(ctx context.Context) error {
 		return &Error{Op: "open", Key: db.path, Err: fmt.Errorf("not a politefetch database (application_id %#x, %d tables): left untouched", app, tables)}
 	}
 	if tables == 0 {
-		// Before the first table: freed pages are returned to the file
-		// system by the sweeps' incremental vacuum.
-		if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum=INCREMENTAL"); err != nil {
+		// Before the first table: the page size (newFilePageSize), and
+		// freed pages returned to the file system by the sweeps'
+		// incremental vacuum.
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size=%d; PRAGMA auto_vacuum=INCREMENTAL", newFilePageSize)); err != nil {
 			return wrap("open", db.path, err)
 		}
 	}

@@ -65,3 +65,47 @@ func TestDeposits_V12_PutSettlesItsReference(t *testing.T) {
 		t.Error("Settle of an unknown reference succeeded")
 	}
 }
+
+// TestDeposits_PutSettledRemembered: the Settle that follows a full
+// deposit's Put, which settled its reference, is answered from memory
+// (the reference is remembered from the Put's commit until that Settle);
+// a Put that settled nothing (its reference settled otherwise before) is
+// not remembered, and its Settle reads the file.
+func TestDeposits_PutSettledRemembered(t *testing.T) {
+	db := openTest(t, nil)
+	st, deps := db.CrawlState(), db.Deposits()
+	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	for _, k := range []string{"full", "excluded"} {
+		if _, _, err := st.See(ctx, "s", crawl.RefState{Key: k, URL: "https://news.example/" + k}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Settle(ctx, "s", "excluded", crawl.Excluded, "gated", now); err != nil {
+		t.Fatal(err)
+	}
+	remembered := func(k string) bool {
+		db.putSettled.mu.Lock()
+		defer db.putSettled.mu.Unlock()
+		_, ok := db.putSettled.m[refID{"s", k}]
+		return ok
+	}
+	for _, k := range []string{"full", "excluded"} {
+		d := benchDeposit(int64(len(k)))
+		d.Source, d.Key = "s", k
+		if _, err := deps.Put(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !remembered("full") || remembered("excluded") {
+		t.Fatalf("after the Puts: full remembered %v, excluded %v; want true, false", remembered("full"), remembered("excluded"))
+	}
+	if err := st.Settle(ctx, "s", "full", crawl.Deposited, "", now); err != nil || remembered("full") {
+		t.Fatalf("Settle after the Put: %v, still remembered %v", err, remembered("full"))
+	}
+	if err := st.Settle(ctx, "s", "excluded", crawl.Deposited, "", now); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := st.Ref(ctx, "s", "excluded"); err != nil || r.Outcome != crawl.Deposited {
+		t.Fatalf("Settle of a reference its Put did not settle: %v, %v; want it written", r.Outcome, err)
+	}
+}
