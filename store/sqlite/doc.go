@@ -77,7 +77,7 @@
 //   - schedule: latest starts older than [Options].ScheduleRetain;
 //   - robots: records expired for longer than [Options].RobotsRetain.
 //
-// A new file has pages of 2 KiB (each commit appends every page it changed
+// A new file has pages of 4 KiB (each commit appends every page it changed
 // to the WAL, whole). The WAL is checkpointed by SQLite once it holds 16 MiB
 // (wal_autocheckpoint) and cut back to 4 MiB (journal_size_limit) when it
 // restarts. Deposits and crawl state are never

@@ -7,7 +7,7 @@ import (
 )
 
 // TestOpen_PageSizeAndCheckpoint: a file Open creates has pages of
-// newFilePageSize, and a file made with 4 KiB pages keeps them; either way
+// newFilePageSize, and a file made with 8 KiB pages keeps them; either way
 // the writer checkpoints after walCheckpointBytes of WAL.
 func TestOpen_PageSizeAndCheckpoint(t *testing.T) {
 	pragmas := func(db *DB) (pageSize, autocheckpoint int) {
@@ -29,7 +29,7 @@ func TestOpen_PageSizeAndCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("PRAGMA page_size=4096; CREATE TABLE t (x); DROP TABLE t"); err != nil {
+	if _, err := raw.Exec("PRAGMA page_size=8192; CREATE TABLE t (x); DROP TABLE t"); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -38,7 +38,7 @@ func TestOpen_PageSizeAndCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if ps, ac := pragmas(db); ps != 4096 || ac != walCheckpointBytes/4096 {
-		t.Errorf("4 KiB file: page_size %d, wal_autocheckpoint %d; want 4096, %d", ps, ac, walCheckpointBytes/4096)
+	if ps, ac := pragmas(db); ps != 8192 || ac != walCheckpointBytes/8192 {
+		t.Errorf("8 KiB file: page_size %d, wal_autocheckpoint %d; want 8192, %d", ps, ac, walCheckpointBytes/8192)
 	}
 }
