@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -25,10 +24,7 @@ func TestOpen_PageSizeAndCheckpoint(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", fileURI(path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawOpen(t, path)
 	if _, err := raw.Exec("PRAGMA page_size=8192; CREATE TABLE t (x); DROP TABLE t"); err != nil {
 		t.Fatal(err)
 	}
