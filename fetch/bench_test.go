@@ -55,24 +55,38 @@ func BenchmarkOverhead(b *testing.B) {
 
 // runOverhead runs the two sides of an overhead benchmark: GETs of url through
 // the bare transport (the caller keeps the body, as Get does) and through the
-// chain, reporting the process's CPU per request.
+// chain, reporting the process's CPU per request. A third, alternating, sends
+// blocks of overheadBlock requests through each in turn and reports each
+// side's CPU per request and their ratio (chain/bare): the two sides then
+// share every moment of the machine's state, which the two runs apart do not
+// (between runs minutes apart, the same tree's ratio moves by a tenth).
+// Its ns/op is that of a pair of blocks.
 func runOverhead(b *testing.B, url string, bare *http.Transport, chain func() *Client) {
 	report := func(b *testing.B, start time.Duration) {
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	}
+	bareGet := func(b *testing.B) {
+		resp, err := bare.RoundTrip(mustGet(url))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadAll(resp.Body); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	chainGet := func(b *testing.B, c *Client) {
+		res, err := c.Get(context.Background(), url)
+		if err != nil || res.Status != 200 {
+			b.Fatal(res, err)
+		}
 	}
 	b.Run("bare", func(b *testing.B) {
 		defer bare.CloseIdleConnections()
 		b.ReportAllocs()
 		start := cpuTime()
 		for b.Loop() {
-			resp, err := bare.RoundTrip(mustGet(url))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.ReadAll(resp.Body); err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
+			bareGet(b)
 		}
 		report(b, start)
 	})
@@ -82,14 +96,39 @@ func runOverhead(b *testing.B, url string, bare *http.Transport, chain func() *C
 		b.ReportAllocs()
 		start := cpuTime()
 		for b.Loop() {
-			res, err := c.Get(context.Background(), url)
-			if err != nil || res.Status != 200 {
-				b.Fatal(res, err)
-			}
+			chainGet(b, c)
 		}
 		report(b, start)
 	})
+	b.Run("alternating", func(b *testing.B) {
+		defer bare.CloseIdleConnections()
+		c := chain()
+		defer c.Close()
+		var bareCPU, chainCPU time.Duration
+		n := 0
+		for b.Loop() {
+			t0 := cpuTime()
+			for range overheadBlock {
+				bareGet(b)
+			}
+			t1 := cpuTime()
+			for range overheadBlock {
+				chainGet(b, c)
+			}
+			bareCPU, chainCPU = bareCPU+t1-t0, chainCPU+cpuTime()-t1
+			n += overheadBlock
+		}
+		b.ReportMetric(float64(bareCPU)/float64(n), "bare-cpu-ns/op")
+		b.ReportMetric(float64(chainCPU)/float64(n), "chain-cpu-ns/op")
+		b.ReportMetric(float64(chainCPU)/float64(bareCPU), "chain/bare")
+	})
 }
+
+// overheadBlock is how many requests the alternating overhead benchmark sends
+// through one side before the other: enough that what a request leaves to
+// run after it returns (the connection's read loop putting it back) is a
+// small part of a block's CPU.
+const overheadBlock = 50
 
 // benchWebEnv, when set, makes the test binary serve the benchmark's page from a
 // politetest web and nothing else (see serveBenchWeb).
