@@ -58,8 +58,8 @@ func BenchmarkOverhead(b *testing.B) {
 // chain, reporting the process's CPU per request. A third, alternating, sends
 // blocks of overheadBlock requests through each in turn and reports each
 // side's CPU per request and their ratio (chain/bare): the two sides then
-// share every moment of the machine's state, which the two runs apart do not
-// (between runs minutes apart, the same tree's ratio moves by a tenth).
+// share every moment of the machine's state, which two runs apart do not,
+// and on a shared machine that state drifts by more than the chain costs.
 // Its ns/op is that of a pair of blocks.
 func runOverhead(b *testing.B, url string, bare *http.Transport, chain func() *Client) {
 	report := func(b *testing.B, start time.Duration) {
