@@ -392,7 +392,7 @@ func (s *CrawlState) Failure(ctx context.Context, source string, pass uint64, fa
 // schedule go; its pass number (and any lease) stays, so a later pass is
 // never confused with an earlier one.
 func (s *CrawlState) Forget(ctx context.Context, source string) error {
-	return s.db.write(ctx, "crawl forget", source, true, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.db.write(ctx, "crawl forget", source, true, func(ctx context.Context, tx *sql.Tx) error {
 		for _, st := range []*sql.Stmt{s.db.stmts.refForget, s.db.stmts.attemptForget, s.db.stmts.srcForget, s.db.stmts.tallyForget} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, source); err != nil {
 				return err
@@ -400,4 +400,8 @@ func (s *CrawlState) Forget(ctx context.Context, source string) error {
 		}
 		return nil
 	})
+	// The rows are gone: a reference seen anew, pending, must not find
+	// its old Put's settling remembered.
+	s.db.putSettled.reset()
+	return err
 }

@@ -182,6 +182,11 @@ const maxPutSettled = 1 << 12
 // putSettled are the references this DB's Puts settled as deposited, each
 // until the crawler's Settle of it as deposited, which then neither writes
 // nor reads: the Put's committed transaction wrote what it would find.
+// Forgetting a source (CrawlState.Forget) forgets them all, since its
+// references may be seen anew, pending. A Put whose Settle never comes
+// leaves its reference here; once maxPutSettled are kept, the next one
+// starts the set afresh, so that those left behind neither fill it for
+// good nor stay for ever.
 type putSettled struct {
 	mu sync.Mutex
 	m  map[refID]struct{}
@@ -190,12 +195,17 @@ type putSettled struct {
 func (p *putSettled) add(id refID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.m == nil {
+	if p.m == nil || len(p.m) >= maxPutSettled {
 		p.m = map[refID]struct{}{}
 	}
-	if len(p.m) < maxPutSettled {
-		p.m[id] = struct{}{}
-	}
+	p.m[id] = struct{}{}
+}
+
+// reset forgets every reference.
+func (p *putSettled) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m = nil
 }
 
 // take forgets id and reports whether it was remembered.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -107,5 +108,49 @@ func TestDeposits_PutSettledRemembered(t *testing.T) {
 	}
 	if r, _, err := st.Ref(ctx, "s", "excluded"); err != nil || r.Outcome != crawl.Deposited {
 		t.Fatalf("Settle of a reference its Put did not settle: %v, %v; want it written", r.Outcome, err)
+	}
+}
+
+// TestDeposits_PutSettledForgotten: a reference whose Put settled it, then
+// forgotten with its source and seen anew (pending), is written as
+// deposited by its Settle, not answered from what the old Put left.
+func TestDeposits_PutSettledForgotten(t *testing.T) {
+	db := openTest(t, nil)
+	st, deps := db.CrawlState(), db.Deposits()
+	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	ref := crawl.RefState{Key: "k", URL: "https://news.example/k"}
+	if _, _, err := st.See(ctx, "s", ref, now); err != nil {
+		t.Fatal(err)
+	}
+	d := benchDeposit(1)
+	d.Source, d.Key = "s", "k"
+	if _, err := deps.Put(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Forget(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.See(ctx, "s", ref, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Settle(ctx, "s", "k", crawl.Deposited, "", now); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := st.Ref(ctx, "s", "k"); err != nil || r.Outcome != crawl.Deposited {
+		t.Fatalf("Settle after Forget and See: outcome %v, %v; want it written as deposited", r.Outcome, err)
+	}
+}
+
+// TestPutSettled_FullStartsAfresh: past maxPutSettled references kept, the
+// set starts afresh with the new one, so that references whose Settle never
+// came neither fill it for good nor stay.
+func TestPutSettled_FullStartsAfresh(t *testing.T) {
+	var p putSettled
+	for i := range maxPutSettled {
+		p.add(refID{"s", strconv.Itoa(i)})
+	}
+	p.add(refID{"s", "last"})
+	if len(p.m) != 1 || !p.take(refID{"s", "last"}) || p.take(refID{"s", "0"}) {
+		t.Fatalf("after %d references and one more: %d kept; want only the last", maxPutSettled, len(p.m))
 	}
 }
