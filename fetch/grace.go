@@ -58,11 +58,11 @@ func (p *pacer) await(nextRT http.RoundTripper, req *http.Request, rb *releaseBo
 		return nil, errClosed
 	}
 	p.life.wg.Add(1)
-	a := p.life.takeIdle()
+	jobs := p.life.takeIdle()
 	p.life.mu.Unlock()
 	j := answerJob{nextRT, req.WithContext(inner), rb}
-	if a != nil {
-		a.jobs <- j
+	if jobs != nil {
+		jobs <- j
 	} else {
 		go p.answerLoop(j)
 	}
@@ -125,11 +125,11 @@ func (p *pacer) abandon(rb *releaseBody, grace time.Duration) bool {
 	return true
 }
 
-// answer runs on await's goroutine (see answerLoop): it sends req below and hands the answer
-// to the caller, then ends the request's own context when the caller's
-// context ends, the Client closes, or the body is done (which stops it).
-// An answer the caller gave up on is closed, once the layers below have
-// observed it, and the turn goes back.
+// answer runs on await's goroutine (see answerLoop): it sends req below
+// and hands the answer to the caller, then ends the request's own context
+// when the caller's context ends, the Client closes, or the body is done
+// (which stops it). An answer the caller gave up on is closed, once the
+// layers below have observed it, and the turn goes back.
 func (p *pacer) answer(nextRT http.RoundTripper, req *http.Request, rb *releaseBody) {
 	defer p.life.wg.Done()
 	resp, err := next(nextRT).RoundTrip(req)
@@ -174,12 +174,6 @@ type answerJob struct {
 	rb     *releaseBody
 }
 
-// An answerer is an answer goroutine between two requests: it waits on jobs
-// for its next, or for nil, which ends it.
-type answerer struct {
-	jobs chan answerJob
-}
-
 // maxIdleAnswerers bounds the answer goroutines a Client keeps waiting for
 // requests. A goroutine kept keeps the stack that sending a request through
 // the layers below grew, which a new one would grow again, copying it on
@@ -189,20 +183,20 @@ const maxIdleAnswerers = 64
 // answerLoop runs j, then, while the pacer belongs to a Client that is not
 // closed and keeps fewer than maxIdleAnswerers idle, waits for the next job.
 func (p *pacer) answerLoop(j answerJob) {
-	var a *answerer
+	var jobs chan answerJob // while idle, its next job; a zero job ends it
 	for {
 		p.answer(j.nextRT, j.req, j.rb)
 		j = answerJob{}
 		if p.life.closing == nil {
 			return // a pacer alone has no Close to end an idle goroutine
 		}
-		if a == nil {
-			a = &answerer{jobs: make(chan answerJob, 1)}
+		if jobs == nil {
+			jobs = make(chan answerJob, 1)
 		}
-		if !p.life.putIdle(a) {
+		if !p.life.putIdle(jobs) {
 			return
 		}
-		j = <-a.jobs
+		j = <-jobs
 		p.life.wg.Done() // its wait as an idle goroutine (see putIdle)
 		if j.rb == nil {
 			return
@@ -218,11 +212,11 @@ type lifecycle struct {
 	mu      sync.Mutex
 	closed  bool
 	held    map[*releaseBody]struct{} // requests abandoned to their grace
-	idle    []*answerer               // answer goroutines waiting for a request
+	idle    []chan answerJob          // the job channels of the answer goroutines waiting for a request
 }
 
-// takeIdle returns an idle answer goroutine, or nil; l.mu is held.
-func (l *lifecycle) takeIdle() *answerer {
+// takeIdle returns an idle answer goroutine's job channel, or nil; l.mu is held.
+func (l *lifecycle) takeIdle() chan answerJob {
 	n := len(l.idle)
 	if n == 0 {
 		return nil
@@ -233,17 +227,17 @@ func (l *lifecycle) takeIdle() *answerer {
 	return a
 }
 
-// putIdle keeps a as idle, unless the Client is closed or keeps enough. An
+// putIdle keeps the goroutine of jobs as idle, unless the Client is closed or keeps enough. An
 // idle goroutine is counted in l.wg until it takes its next job, so that
 // close awaits its end too.
-func (l *lifecycle) putIdle(a *answerer) bool {
+func (l *lifecycle) putIdle(jobs chan answerJob) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || len(l.idle) >= maxIdleAnswerers {
 		return false
 	}
 	l.wg.Add(1)
-	l.idle = append(l.idle, a)
+	l.idle = append(l.idle, jobs)
 	return true
 }
 
@@ -267,8 +261,8 @@ func (p *pacer) close() bool {
 	for rb := range p.life.held {
 		rb.stop(errClosed)
 	}
-	for _, a := range p.life.idle {
-		a.jobs <- answerJob{} // ends it
+	for _, jobs := range p.life.idle {
+		jobs <- answerJob{} // ends it
 	}
 	p.life.idle = nil
 	p.life.mu.Unlock()
