@@ -245,6 +245,41 @@ func TestPacer_P1_SharedScheduleCountsFromTheWrite(t *testing.T) {
 	})
 }
 
+// TestPacer_D2_TracedEndBeforeItsWriteIsHeard: on its own, the pacer learns of
+// a write from net/http's WroteRequest hook, which net/http calls after its
+// flush, from its writer goroutine: the answer may be read, and the request
+// end, first. Such a request, over while its write is still unheard, counts
+// its end as its start, so the next request waits one interval from the end,
+// not from the grant, earlier than the bytes (D2, P1; the race made
+// TestLayersAlone/pacer start a request 46.9 ms after the previous one at an
+// interval of 50 ms).
+func TestPacer_D2_TracedEndBeforeItsWriteIsHeard(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := &pacer{Interval: time.Second}
+		ctx := context.Background()
+		t0 := time.Now()
+		first, _, err := turnFor(ctx, p, "traced.example", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.gotConn()
+		// The bytes leave late, more than an interval after the grant, and
+		// the answer is read: the request ends before WroteRequest is called.
+		time.Sleep(1500 * time.Millisecond)
+		first.end(false)
+		release, _, err := p.waitTurn(ctx, "traced.example", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		first.wrote() // the hook, after the next turn's grant
+		if got, want := time.Since(t0), 2500*time.Millisecond; got != want {
+			t.Fatalf("the next request started at %v, want %v (one interval after the first one's end)", got, want)
+		}
+	})
+}
+
 // turnFor takes a turn at key as a request would, for tests of pacing alone.
 func turnFor(ctx context.Context, p *pacer, key string, min time.Duration) (*turn, time.Duration, error) {
 	t := &turn{p: p, key: key, ctx: ctx}
@@ -255,14 +290,16 @@ func turnFor(ctx context.Context, p *pacer, key string, min time.Duration) (*tur
 	return t, waited, nil
 }
 
-// waitTurn takes a turn at key and returns the function that ends it as a
-// request that reached the host would (call it once; more calls do nothing).
+// waitTurn takes a turn at key, as a request that is written at once, and
+// returns the function that ends it (call it once; more calls do nothing).
 func (p *pacer) waitTurn(ctx context.Context, key string, min time.Duration) (release func(), waited time.Duration, err error) {
 	t, waited, err := turnFor(ctx, p, key, min)
 	if err != nil {
 		return nil, waited, err
 	}
-	return func() { t.gotConn(); t.end(false) }, waited, nil
+	t.gotConn()
+	t.wrote()
+	return func() { t.end(false) }, waited, nil
 }
 
 // observingLedger is a Ledger that notes, at each Observe, how many requests the

@@ -268,7 +268,8 @@ func (t *turn) wrote() {
 // end says the request is over: its body is done, or it failed. A failure
 // after something reached the host (abandoned) counts as one more start, now:
 // net/http has closed the connection by the time its RoundTrip fails, so
-// nothing of the request leaves after this. The slot goes back now, or when
+// nothing of the request leaves after this. So does the end of a request
+// that got a connection and whose write was not reported. The slot goes back now, or when
 // the last dial the turn began is done.
 func (t *turn) end(abandoned bool) {
 	t.mu.Lock()
@@ -278,12 +279,19 @@ func (t *turn) end(abandoned bool) {
 	}
 	t.over = true
 	wire := t.wire
+	// A request that got a connection and ends with its write unreported
+	// has its bytes out by now: now is its start, lest the next turn count
+	// from the grant, earlier than the bytes. (net/http calls WroteRequest
+	// after its flush, from its writer goroutine, and the answer may be
+	// read, and the request end, first; a connection not ours reports no
+	// write at all.)
+	unheard := !t.heard && t.wroteAt.IsZero()
 	give := t.dials == 0 && t.writes == 0 && !t.back
 	if give {
 		t.back = true
 	}
 	t.mu.Unlock()
-	if abandoned && wire {
+	if wire && (abandoned || unheard) {
 		t.p.markStart(t)
 	}
 	if give {
