@@ -61,11 +61,13 @@ type Schedule interface {
 	// start recorded or its latest start at least c.Gap before now, Acquire
 	// records now as the key's latest start, adds a lease owned by c.Owner
 	// that expires c.TTL after now, and returns ok. Otherwise it records
-	// nothing and returns how long to wait before a claim can succeed, as far
-	// as the store can tell (the latest start plus c.Gap, or the earliest
-	// lease's expiry; a lease released earlier lets a claim succeed earlier,
-	// so callers may ask again sooner). A wait returned with ok false is
-	// positive.
+	// nothing and returns how long to wait before a claim may succeed: until
+	// the latest start plus c.Gap while that is to come, else until the
+	// earliest lease's expiry (a lease is usually released well before
+	// either, so callers may ask again sooner; the gap's end comes first
+	// even when a lease outlives it, so that a claim told to wait while a
+	// request is in flight asks again as the gap ends, when that request is
+	// most likely over). A wait returned with ok false is positive.
 	//
 	// Turns go in the order of asking: a claim told to wait is a waiter,
 	// and while waiters that asked again in time are owed the free slots
@@ -237,12 +239,12 @@ func (s *MemorySchedule) Acquire(_ context.Context, c Claim) (time.Duration, boo
 	limit := max(c.Limit, 1)
 	e.dropGone(now)
 	var wait time.Duration
-	held, first := e.live(now)
-	if held >= limit {
-		wait = first.Sub(now)
-	}
 	if !e.last.IsZero() {
-		wait = max(wait, e.last.Add(c.Gap).Sub(now))
+		wait = e.last.Add(c.Gap).Sub(now)
+	}
+	held, first := e.live(now)
+	if held >= limit && wait <= 0 {
+		wait = first.Sub(now)
 	}
 	if wait > 0 {
 		return e.queue(c, wait, grace), false, nil

@@ -192,6 +192,20 @@ func RunSchedule(t *testing.T, newSchedule func(t *testing.T, now func() time.Ti
 		claim(t, h, fetch.Claim{Key: "b.example", Owner: "p2", Now: at(h, 30*sec), Limit: 2}, true, 0)
 		claim(t, h, fetch.Claim{Key: "b.example", Owner: "p3", Now: at(h, 31*sec), Limit: 2, TTL: time.Minute}, false, time.Hour-sec)
 	})
+	t.Run("GapEndsBeforeTheLease", func(t *testing.T) {
+		// A claim made while the only slot is held and the gap is still to
+		// come is told the gap's end, not the lease's expiry: asking again
+		// then, it finds the holder usually done (at the very instant of a
+		// release, a claim ordered before it must not come back an interval
+		// late, behind the next claimant).
+		h := setup(t)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec, TTL: time.Minute}, true, 0)
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, 10*time.Millisecond), Gap: sec}, false, 990*time.Millisecond)
+		must(t, h.s.Release(ctx, "a.example", "o1", at(h, 10*time.Millisecond)))
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o2", Now: at(h, sec), Gap: sec, TTL: time.Minute}, true, 0)
+		// Once the gap has passed, a held slot's wait is its lease's expiry.
+		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o3", Now: at(h, 2*sec), Gap: sec}, false, time.Minute-sec)
+	})
 	t.Run("LeaseExpires", func(t *testing.T) {
 		h := setup(t)
 		claim(t, h, fetch.Claim{Key: "a.example", Owner: "o1", Now: at(h, 0), Gap: sec, TTL: 10 * sec}, true, 0)

@@ -72,14 +72,11 @@ if #gone > 0 then
 end
 local held = redis.call('ZCARD', KEYS[2])
 local wait = 0
-if held >= limit then
+local last = redis.call('HGET', KEYS[1], 'last')
+if last then wait = tonumber(last) + gap - now end
+if wait <= 0 and held >= limit then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   wait = tonumber(first[2]) - now
-end
-local last = redis.call('HGET', KEYS[1], 'last')
-if last then
-  local w = tonumber(last) + gap - now
-  if w > wait then wait = w end
 end
 local keepMS = math.floor(math.max(ttl, gap) / 1000) + retain
 local function queue(w)

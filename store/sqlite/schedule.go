@@ -187,9 +187,6 @@ func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now 
 			}
 		}
 	}
-	if n >= int64(max(c.Limit, 1)) && first.Valid {
-		wait = time.Duration(first.Int64 - now)
-	}
 	var last int64
 	switch err := tx.StmtContext(ctx, s.db.stmts.schedGet).QueryRowContext(ctx, c.Key).Scan(&last); {
 	case err == nil:
@@ -198,10 +195,22 @@ func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now 
 	default:
 		return 0, 0, err
 	}
-	if starting != 0 {
-		last = max(last, now) // a live lease's request may have started just now
+	gapEnd := time.Duration(last + int64(c.Gap) - now)
+	if n >= int64(max(c.Limit, 1)) && first.Valid {
+		// Every slot is held: the gap's end, counted from the latest
+		// start recorded, while it is to come, else the earliest lease's
+		// expiry (see fetch.Schedule). A held lease's start yet to be
+		// recorded is counted from its release, when it is.
+		if gapEnd > 0 {
+			return n, gapEnd, nil
+		}
+		return n, time.Duration(first.Int64 - now), nil
 	}
-	return n, max(wait, time.Duration(last+int64(c.Gap)-now)), nil
+	if starting != 0 {
+		// A live lease's request may have started just now.
+		gapEnd = max(gapEnd, time.Duration(c.Gap))
+	}
+	return n, gapEnd, nil
 }
 
 // queue marks c's owner a waiter for the host's turn (keeping its place if

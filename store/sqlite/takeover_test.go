@@ -73,8 +73,8 @@ func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 	defer db.Close()
 	s := db.Schedule()
 
-	// The child lives: its lease holds the slot.
-	wait, ok, err := s.Acquire(ctx, takeoverClaim("parent", time.Millisecond))
+	// The child lives: its lease holds the slot, the Gap long passed.
+	wait, ok, err := s.Acquire(ctx, takeoverClaim("parent", 150*time.Millisecond))
 	if err != nil || ok || wait < 59*time.Minute {
 		t.Fatalf("claim while the lease's process lives: wait %v, ok %v, %v; want the lease waited out", wait, ok, err)
 	}
@@ -82,11 +82,11 @@ func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
-	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 2*time.Millisecond))
+	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 151*time.Millisecond))
 	if err != nil || ok || wait != 100*time.Millisecond {
 		t.Fatalf("first claim after the lease's process was killed: wait %v, ok %v, %v; want a Gap from the takeover (100ms), not the dead lease's hour", wait, ok, err)
 	}
-	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 2*time.Millisecond+100*time.Millisecond))
+	wait, ok, err = s.Acquire(ctx, takeoverClaim("parent", 251*time.Millisecond))
 	if err != nil || !ok {
 		t.Fatalf("claim a Gap after the takeover: wait %v, ok %v, %v; want it granted", wait, ok, err)
 	}
