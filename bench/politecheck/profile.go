@@ -4,7 +4,9 @@ package main
 // profiling flag, so the table builds it with go build -overlay: its
 // main.go as it is, except that main starts a CPU profile when
 // POLITECRAWL_CPUPROFILE names a file, and writes it, and the allocation
-// profile named by POLITECRAWL_ALLOCPROFILE, before the process exits.
+// profile named by POLITECRAWL_ALLOCPROFILE, before the process exits; and
+// the heap profile named by POLITECRAWL_HEAPPROFILE, near the peak of the
+// memory the runtime maps.
 // The repository is not changed.
 
 import (
@@ -20,9 +22,13 @@ import (
 const profiledMain = `package main
 
 import (
+	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"strings"
+	"time"
 )
 
 var benchCPU *os.File
@@ -31,6 +37,43 @@ func benchStartProfile() {
 	if p := os.Getenv("POLITECRAWL_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
 			benchCPU = f
+		}
+	}
+	if p := os.Getenv("POLITECRAWL_HEAPPROFILE"); p != "" {
+		go benchHeapAtPeak(p)
+	}
+}
+
+// benchHeapAtPeak writes the heap profile to p, and the runtime's memory
+// classes to p.txt, each time the memory the Go runtime has mapped grows
+// 5 % past its largest so far: the files left hold the heap as it was
+// near the process's peak.
+func benchHeapAtPeak(p string) {
+	var sample []metrics.Sample
+	for _, d := range metrics.All() {
+		if strings.HasPrefix(d.Name, "/memory/classes/") || d.Name == "/gc/heap/live:bytes" || d.Name == "/sched/goroutines:goroutines" {
+			sample = append(sample, metrics.Sample{Name: d.Name})
+		}
+	}
+	var peak uint64
+	for range time.Tick(200 * time.Millisecond) {
+		metrics.Read(sample)
+		var total uint64
+		var b strings.Builder
+		for _, m := range sample {
+			v := m.Value.Uint64()
+			if m.Name == "/memory/classes/total:bytes" {
+				total = v
+			}
+			fmt.Fprintf(&b, "%s %.1f MiB\n", m.Name, float64(v)/(1<<20))
+		}
+		if total > peak+peak/20 {
+			peak = total
+			if f, err := os.Create(p); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			os.WriteFile(p+".txt", []byte(b.String()), 0o644)
 		}
 	}
 }
