@@ -23,7 +23,7 @@ type statements struct {
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
 	refOutcome, refDeposited, refPending                             *sql.Stmt
-	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
+	attemptAdd, attemptLeased, attemptDropOld, attemptForget         *sql.Stmt
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
@@ -102,6 +102,8 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.refSettle, true, `UPDATE crawl_ref SET outcome = ?3, note = ?4, settled_ns = ?5 WHERE source = ?1 AND key = ?2`},
 		{&s.refForget, true, `DELETE FROM crawl_ref WHERE source = ?1`},
 		{&s.attemptAdd, true, `INSERT INTO crawl_attempt (source, pass, key, reads) VALUES (?1, ?2, ?3, 1) ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
+		// attemptAdd if the source's pass is ?2, in one statement.
+		{&s.attemptLeased, true, `INSERT INTO crawl_attempt (source, pass, key, reads) SELECT ?1, ?2, ?3, 1 FROM crawl_source WHERE source = ?1 AND pass = ?2 ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
 		{&s.attemptDropOld, true, `DELETE FROM crawl_attempt WHERE source = ?1 AND pass < ?2`},
 		{&s.attemptForget, true, `DELETE FROM crawl_attempt WHERE source = ?1`},
 		{&s.tallyAdd, true, `INSERT INTO crawl_tally (source, reads, trigger_reads, not_modified, robots_reads, image_reads, deposits, excerpts, excluded, mismatches, refusals, failures, deposit_failures)
@@ -116,7 +118,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.tallyForget, true, `DELETE FROM crawl_tally WHERE source = ?1`},
 
 		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
-		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},
+		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING RETURNING id`},
 		{&s.envID, true, `SELECT id FROM envelope WHERE digest = ?1`},
 		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image, chains) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (source, digest) DO NOTHING`},
 		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image, d.chains FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
