@@ -332,6 +332,13 @@ func (s *CrawlState) Attempt(ctx context.Context, source string, pass uint64, ke
 	var lost error
 	err := s.db.write(ctx, "crawl attempt", source+" "+key, false, func(ctx context.Context, tx *sql.Tx) error {
 		n, lost = 0, nil
+		// The count, if the pass is the source's; else the lease as it
+		// stands, for the error (or the count, for a pass 0 of a source
+		// not yet known).
+		err := tx.StmtContext(ctx, s.db.stmts.attemptLeased).QueryRowContext(ctx, source, int64(pass), key).Scan(&n)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		cur, err := s.lease(ctx, tx, source)
 		if err != nil {
 			return err

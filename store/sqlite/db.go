@@ -174,7 +174,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	writer := func(pageSize int) (*sql.DB, error) {
 		wq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "synchronous(NORMAL)", "foreign_keys(1)", "journal_size_limit(4194304)",
 			fmt.Sprintf("wal_autocheckpoint(%d)", walCheckpointBytes/pageSize), cache}, "_txlock": {"immediate"}}
-		w, err := sql.Open("sqlite", fileURI(path)+"?"+wq.Encode())
+		w, err := sql.Open(driverName, fileURI(path)+"?"+wq.Encode())
 		if err != nil {
 			return nil, wrap("open", path, err)
 		}
@@ -189,7 +189,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if db.w, err = writer(newFilePageSize); err != nil {
 		return nil, err
 	}
-	if db.r, err = sql.Open("sqlite", fileURI(path)+"?"+rq.Encode()); err != nil {
+	if db.r, err = sql.Open(driverName, fileURI(path)+"?"+rq.Encode()); err != nil {
 		db.w.Close()
 		return nil, wrap("open", path, err)
 	}
@@ -229,6 +229,10 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	return db, nil
 }
+
+// driverName is the database/sql driver Open uses: modernc's, or, in this
+// package's benchmarks, one that counts the statements run through it.
+var driverName = "sqlite"
 
 // newFilePageSize is the page size of a file Open creates: SQLite's 4 KiB.
 // Every commit appends to the WAL each page it changed, whole, and a
@@ -290,18 +294,19 @@ func fileURI(path string) string {
 // returns once that transaction has committed (or fn's error, with nothing
 // of fn's written). The writes of concurrent callers are committed together
 // (a group commit, see commitWrites): one transaction, one commit and one
-// WAL append of each page they touch, for up to maxWriteBatch of them, each
-// fn in a savepoint of its own so that one that fails undoes only its own
-// writes. fn runs on the committer's context (it must use the ctx it is
-// given, not its caller's: a statement interrupted by a cancelled context
-// would roll the whole transaction back), and may run more than once (if
-// its batch fails as a whole, each of its writes is retried alone): it must
-// set, not accumulate, what it reports. ctx bounds the wait for the write
-// to be taken into a transaction; once taken, write waits for its commit,
-// so an error means nothing of fn's was committed. With durable, the commit
-// is synced to disk before write returns (synchronous FULL), otherwise it
-// survives a crash of the process but may be lost with the machine's power
-// (synchronous NORMAL, WAL).
+// WAL append of each page they touch, for up to maxWriteBatch of them; when
+// one fn fails, the transaction is rolled back and run again without it,
+// so that it undoes only its own writes. fn runs on the committer's context
+// (it must use the ctx it is given, not its caller's: a statement
+// interrupted by a cancelled context would roll the whole transaction
+// back), and may run more than once (when another write of its batch fails,
+// or when its batch fails as a whole and each of its writes is retried
+// alone): it must set, not accumulate, what it reports. ctx bounds the wait
+// for the write to be taken into a transaction; once taken, write waits for
+// its commit, so an error means nothing of fn's was committed. With
+// durable, the commit is synced to disk before write returns (synchronous
+// FULL), otherwise it survives a crash of the process but may be lost with
+// the machine's power (synchronous NORMAL, WAL).
 func (db *DB) write(ctx context.Context, op, key string, durable bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return db.submit(ctx, &writeJob{op: op, key: key, durable: durable, fn: fn})
 }
@@ -377,10 +382,10 @@ const (
 )
 
 // commitWrites is the group committer of every write: it takes the writes
-// waiting (up to maxWriteBatch), runs them in one transaction, each in a
-// savepoint, commits, and answers each. A batch that fails as a whole (its
-// transaction could not begin or commit, or a savepoint could not be rolled
-// back) has each of its writes retried alone. It ends at Close, failing the
+// waiting (up to maxWriteBatch), runs them in one transaction (again
+// without a write that failed, see runBatch), commits, and answers each. A
+// batch that fails as a whole (its transaction could not begin or commit)
+// has each of its writes retried alone. It ends at Close, failing the
 // writes still queued, once the deposits' committer has ended.
 func (db *DB) commitWrites() {
 	defer close(db.wDone)
@@ -498,8 +503,10 @@ func (db *DB) commitBatch(ctx context.Context, batch []*writeJob) {
 }
 
 // runBatch runs jobs (or, when extra is given, that one job alone) in one
-// transaction and sets each job's err from its fn. It returns an error,
-// with nothing committed, when the transaction as a whole failed.
+// transaction and sets each job's err from its fn: a job whose fn fails
+// has the transaction rolled back and begun again with the others, its
+// writes left out. It returns an error, with nothing committed, when the
+// transaction as a whole failed.
 func (db *DB) runBatch(ctx context.Context, jobs []*writeJob, extra ...*writeJob) (err error) {
 	jobs = append(jobs, extra...)
 	durable := false
@@ -528,39 +535,36 @@ func (db *DB) runBatch(ctx context.Context, jobs []*writeJob, extra ...*writeJob
 			}
 		}()
 	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return wrap(op, key, err)
-	}
-	if len(jobs) == 1 {
-		if err := jobs[0].fn(ctx, tx); err != nil {
-			tx.Rollback()
-			jobs[0].err = wrap(jobs[0].op, jobs[0].key, err)
-			return nil
+	// The jobs run one after the other with no savepoint between them (a
+	// savepoint costs two statements per job, and a copy of each page a
+	// job changes first): when one fails, the transaction is rolled back
+	// and run again without it, so that it undoes only its own writes.
+	run := jobs
+	for {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return wrap(op, key, err)
 		}
-	} else {
-		for _, j := range jobs {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-				tx.Rollback()
-				return wrap(op, key, err)
-			}
+		failed := -1
+		for i, j := range run {
 			if ferr := j.fn(ctx, tx); ferr != nil {
 				j.err = wrap(j.op, j.key, ferr)
-				if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
-					tx.Rollback()
-					return wrap(op, key, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
-				tx.Rollback()
-				return wrap(op, key, err)
+				failed = i
+				break
 			}
 		}
+		if failed < 0 {
+			if err := tx.Commit(); err != nil {
+				return wrap(op, key, err)
+			}
+			return nil
+		}
+		tx.Rollback()
+		if len(run) == 1 {
+			return nil
+		}
+		run = append(append(make([]*writeJob, 0, len(run)-1), run[:failed]...), run[failed+1:]...)
 	}
-	if err := tx.Commit(); err != nil {
-		return wrap(op, key, err)
-	}
-	return nil
 }
 
 // exec runs the write statement st with args as one write (see write), and

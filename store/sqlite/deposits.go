@@ -337,10 +337,13 @@ func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, erro
 	}
 	var envID sql.NullInt64
 	if d.Envelope != nil {
-		if _, err := tx.StmtContext(ctx, db.stmts.envPut).ExecContext(ctx, r.envDigest, len(d.Envelope), d.Envelope); err != nil {
-			return false, err
+		// A new envelope's id comes back from its insert; one stored
+		// already (another source's deposit of it) is looked up.
+		err := tx.StmtContext(ctx, db.stmts.envPut).QueryRowContext(ctx, r.envDigest, len(d.Envelope), d.Envelope).Scan(&envID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.StmtContext(ctx, db.stmts.envID).QueryRowContext(ctx, r.envDigest).Scan(&envID)
 		}
-		if err := tx.StmtContext(ctx, db.stmts.envID).QueryRowContext(ctx, r.envDigest).Scan(&envID); err != nil {
+		if err != nil {
 			return false, err
 		}
 	}

@@ -188,9 +188,10 @@
 //	outcome           INTEGER           0 pending, 1 deposited, 2 excerpted, 3 excluded, 4 mismatch
 //	note, settled_ns  TEXT, INTEGER     why and when the story ended
 //
-// indexed by (source, first_seen_ns, key) for Refs, and by the same in the
-// partial index crawl_ref_pending (WHERE outcome = 0) for Pending, so that
-// a pass reads only the references still pending.
+// indexed by (source, first_seen_ns, key) in the partial index
+// crawl_ref_pending (WHERE outcome = 0) for Pending, so that a pass reads
+// only the references still pending; Refs reads a source's by the primary
+// key and sorts them.
 //
 // crawl_attempt, reads of an article in the current pass: source, pass, key
 // (the primary key) and reads.

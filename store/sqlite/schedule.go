@@ -111,12 +111,14 @@ func (s *Schedule) Acquire(ctx context.Context, c fetch.Claim) (time.Duration, b
 // pending or not, and returns 0, or returns how long c must wait, having
 // marked it a waiter.
 func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64, pending bool) (time.Duration, error) {
-	if _, err := tx.StmtContext(ctx, s.db.stmts.waiterExpire).ExecContext(ctx, c.Key, now); err != nil {
-		return 0, err
-	}
-	held, wait, err := s.slotWait(ctx, tx, c, now)
+	held, wait, waiters, err := s.slotWait(ctx, tx, c, now)
 	if err != nil {
 		return 0, err
+	}
+	if waiters.Valid && waiters.Int64 <= now {
+		if _, err := tx.StmtContext(ctx, s.db.stmts.waiterExpire).ExecContext(ctx, c.Key, now); err != nil {
+			return 0, err
+		}
 	}
 	if wait > 0 {
 		return s.queue(ctx, tx, c, now, wait)
@@ -126,8 +128,10 @@ func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int
 	place := func() error {
 		return tx.StmtContext(ctx, s.db.stmts.waiterPlace).QueryRowContext(ctx, c.Key, c.Owner).Scan(&mine, &ahead, &firstBy)
 	}
-	if err := place(); err != nil {
-		return 0, err
+	if waiters.Valid { // with no waiter, c's place is first of none
+		if err := place(); err != nil {
+			return 0, err
+		}
 	}
 	if ahead >= int64(max(c.Limit, 1))-held {
 		// Waiters whose process has ended will not ask again: forgotten now.
@@ -162,16 +166,26 @@ func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int
 }
 
 // slotWait drops the host's expired leases and takes over those of ended
-// processes, and returns how many live leases remain and how long c must
-// wait for a slot and for the gap (0 or less: no wait).
-func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64) (held int64, wait time.Duration, err error) {
-	if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
-		return 0, 0, err
-	}
+// processes, and returns how many live leases remain, how long c must
+// wait for a slot and for the gap (0 or less: no wait), and the earliest
+// poll-by of the host's waiters (NULL: none). It reads all that in one
+// statement, and writes only when a lease is to go.
+func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64) (held int64, wait time.Duration, waiters sql.NullInt64, err error) {
 	var n, starting int64
-	var first sql.NullInt64
-	if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
-		return 0, 0, err
+	var first, last sql.NullInt64
+	read := func() error {
+		return tx.StmtContext(ctx, s.db.stmts.slotState).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting, &last, &waiters)
+	}
+	if err := read(); err != nil {
+		return 0, 0, waiters, err
+	}
+	if first.Valid && first.Int64 <= now {
+		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
+			return 0, 0, waiters, err
+		}
+		if err := read(); err != nil {
+			return 0, 0, waiters, err
+		}
 	}
 	if n > 0 {
 		// Leases whose process has ended are taken over now, their
@@ -179,38 +193,33 @@ func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now 
 		// may have come just before its end, never after).
 		took, err := s.dropEnded(ctx, tx, c.Key, now)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, waiters, err
 		}
 		if took {
-			if err := tx.StmtContext(ctx, s.db.stmts.leaseCount).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting); err != nil {
-				return 0, 0, err
+			if err := read(); err != nil {
+				return 0, 0, waiters, err
 			}
 		}
 	}
-	var last int64
-	switch err := tx.StmtContext(ctx, s.db.stmts.schedGet).QueryRowContext(ctx, c.Key).Scan(&last); {
-	case err == nil:
-	case errors.Is(err, sql.ErrNoRows):
-		last = math.MinInt64 / 2
-	default:
-		return 0, 0, err
+	if !last.Valid {
+		last.Int64 = math.MinInt64 / 2
 	}
-	gapEnd := time.Duration(last + int64(c.Gap) - now)
+	gapEnd := time.Duration(last.Int64 + int64(c.Gap) - now)
 	if n >= int64(max(c.Limit, 1)) && first.Valid {
 		// Every slot is held: the gap's end, counted from the latest
 		// start recorded, while it is to come, else the earliest lease's
 		// expiry (see fetch.Schedule). A held lease's start yet to be
 		// recorded is counted from its release, when it is.
 		if gapEnd > 0 {
-			return n, gapEnd, nil
+			return n, gapEnd, waiters, nil
 		}
-		return n, time.Duration(first.Int64 - now), nil
+		return n, time.Duration(first.Int64 - now), waiters, nil
 	}
 	if starting != 0 {
 		// A live lease's request may have started just now.
 		gapEnd = max(gapEnd, time.Duration(c.Gap))
 	}
-	return n, gapEnd, nil
+	return n, gapEnd, waiters, nil
 }
 
 // queue marks c's owner a waiter for the host's turn (keeping its place if

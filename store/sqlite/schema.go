@@ -240,11 +240,17 @@ CREATE TABLE schedule_waiter (
 	`
 CREATE INDEX crawl_ref_pending ON crawl_ref (source, first_seen_ns, key) WHERE outcome = 0;
 `,
+	// 13: Refs sorts a source's references (read whole, by the primary
+	// key) rather than read them through an index in first-seen order:
+	// every new reference wrote a page of that index besides its row.
+	`
+DROP INDEX crawl_ref_seen;
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

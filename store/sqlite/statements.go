@@ -12,8 +12,8 @@ type statements struct {
 
 	ledgerGet, ledgerSet, ledgerInsert, ledgerDelete, ledgerSweep *sql.Stmt
 	valGet, valPut, valDelete, valSweep                           *sql.Stmt
-	schedSet, schedGet, schedStarted, schedSweep                  *sql.Stmt
-	leaseExpire, leaseCount, leasePut, leaseRenew, leaseDelete    *sql.Stmt
+	schedSet, schedStarted, schedSweep                            *sql.Stmt
+	slotState, leaseExpire, leasePut, leaseRenew, leaseDelete     *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
 	leaseSweep, leaseProcs, leaseDropProc, schedRaise             *sql.Stmt
 	waiterExpire, waiterPlace, waiterPut, waiterDelete            *sql.Stmt
@@ -23,7 +23,7 @@ type statements struct {
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
 	refOutcome, refDeposited, refPending                             *sql.Stmt
-	attemptAdd, attemptDropOld, attemptForget                        *sql.Stmt
+	attemptAdd, attemptLeased, attemptDropOld, attemptForget         *sql.Stmt
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
 	depExists, envPut, envID, depPut, depList, depWithdraw, envDropOrphan *sql.Stmt
@@ -56,11 +56,12 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.valSweep, true, `DELETE FROM validators WHERE url IN (SELECT url FROM validators WHERE stored_ns < ?1 LIMIT ?2)`},
 
 		{&s.schedSet, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = excluded.last_start_ns`},
-		{&s.schedGet, true, `SELECT last_start_ns FROM schedule WHERE host = ?1`},
 		{&s.schedStarted, true, `UPDATE schedule SET last_start_ns = ?2 WHERE host = ?1 AND last_start_ns < ?2`},
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
 		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
-		{&s.leaseCount, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0) FROM schedule_lease WHERE host = ?1`},
+		// A host's leases (how many, the earliest expiry, any start
+		// pending), its latest start and its waiters' earliest poll-by.
+		{&s.slotState, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0), (SELECT last_start_ns FROM schedule WHERE host = ?1), (SELECT min(poll_by_ns) FROM schedule_waiter WHERE host = ?1) FROM schedule_lease WHERE host = ?1`},
 		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending, proc) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending, proc = excluded.proc`},
 		{&s.leaseProcs, true, `SELECT DISTINCT proc FROM schedule_lease WHERE host = ?1 AND proc != '' AND proc != ?2`},
 		{&s.leaseDropProc, true, `DELETE FROM schedule_lease WHERE host = ?1 AND proc = ?2`},
@@ -102,6 +103,8 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.refSettle, true, `UPDATE crawl_ref SET outcome = ?3, note = ?4, settled_ns = ?5 WHERE source = ?1 AND key = ?2`},
 		{&s.refForget, true, `DELETE FROM crawl_ref WHERE source = ?1`},
 		{&s.attemptAdd, true, `INSERT INTO crawl_attempt (source, pass, key, reads) VALUES (?1, ?2, ?3, 1) ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
+		// attemptAdd if the source's pass is ?2, in one statement.
+		{&s.attemptLeased, true, `INSERT INTO crawl_attempt (source, pass, key, reads) SELECT ?1, ?2, ?3, 1 FROM crawl_source WHERE source = ?1 AND pass = ?2 ON CONFLICT (source, pass, key) DO UPDATE SET reads = reads + 1 RETURNING reads`},
 		{&s.attemptDropOld, true, `DELETE FROM crawl_attempt WHERE source = ?1 AND pass < ?2`},
 		{&s.attemptForget, true, `DELETE FROM crawl_attempt WHERE source = ?1`},
 		{&s.tallyAdd, true, `INSERT INTO crawl_tally (source, reads, trigger_reads, not_modified, robots_reads, image_reads, deposits, excerpts, excluded, mismatches, refusals, failures, deposit_failures)
@@ -116,7 +119,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.tallyForget, true, `DELETE FROM crawl_tally WHERE source = ?1`},
 
 		{&s.depExists, true, `SELECT 1 FROM deposit WHERE source = ?1 AND digest = ?2`},
-		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING`},
+		{&s.envPut, true, `INSERT INTO envelope (digest, length, body) VALUES (?1, ?2, ?3) ON CONFLICT (digest) DO NOTHING RETURNING id`},
 		{&s.envID, true, `SELECT id FROM envelope WHERE digest = ?1`},
 		{&s.depPut, true, `INSERT INTO deposit (source, key, url, read_at_ns, digest, media_type, envelope_id, proof, article, excerpt, stored_ns, image, chains) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (source, digest) DO NOTHING`},
 		{&s.depList, false, `SELECT d.key, d.url, d.read_at_ns, d.digest, d.media_type, e.digest, e.body, d.proof, d.article, d.excerpt, d.image, d.chains FROM deposit d LEFT JOIN envelope e ON e.id = d.envelope_id WHERE d.source = ?1 AND d.read_at_ns >= ?2 ORDER BY d.id`},
