@@ -39,24 +39,7 @@ func BenchmarkCrawlOnSQLite(b *testing.B) {
 	for _, store := range []string{"SQLite", "Memory"} {
 		b.Run(store, func(b *testing.B) {
 			for b.Loop() {
-				web := politetest.NewWeb(b)
-				var sources []crawl.Source
-				for h := range hosts {
-					s := web.Site(fmt.Sprintf("crawl-%d.example", h))
-					s.SetLatency(20*time.Millisecond, 200*time.Millisecond)
-					for range articles {
-						s.AddArticle(politetest.Article{})
-					}
-					sources = append(sources, crawl.Source{ID: s.Name(), Name: s.Name(),
-						Trigger:  crawl.Trigger{Feeds: []string{"https://" + s.Name() + "/feed.xml"}},
-						Admitted: []string{s.Name()}, FullText: true, Policy: crawl.PolicySpec{Preset: crawl.Vault}, Active: true})
-				}
-				p, err := crawl.PolicySpec{Preset: crawl.Vault}.Fetch()
-				if err != nil {
-					b.Fatal(err)
-				}
-				p.Name, p.Version, p.InfoURL, p.Contact = "BenchBot", "1", "https://crawler.example/about", "bot@crawler.example"
-				p.Interval, p.IntervalMax = time.Second, 0
+				web, sources, p := benchCrawlWeb(b, hosts, articles, 20*time.Millisecond, 200*time.Millisecond)
 				opts := []fetch.Option{fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
 					Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
 				var fails sync.Map
@@ -94,13 +77,7 @@ func BenchmarkCrawlOnSQLite(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				deposited := 0
-				for _, r := range reps {
-					if r.Err != nil {
-						b.Fatalf("%s: %v", r.Source, r.Err)
-					}
-					deposited += r.Deposited
-				}
+				deposited := depositedAll(b, reps)
 				fails.Range(func(k, v any) bool {
 					b.Logf("%d failures: %s", v.(*atomic.Int64).Load(), k)
 					return true
@@ -134,4 +111,44 @@ func BenchmarkCrawlOnSQLite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchCrawlWeb builds the crawl benchmarks' web: hosts sites of articles
+// articles each, every answer lo to hi late, one full-text source per site
+// under the Vault preset, and the fetch policy to crawl them at 1 s per host.
+func benchCrawlWeb(b *testing.B, hosts, articles int, lo, hi time.Duration) (*politetest.Web, []crawl.Source, fetch.Policy) {
+	b.Helper()
+	web := politetest.NewWeb(b)
+	var sources []crawl.Source
+	for h := range hosts {
+		s := web.Site(fmt.Sprintf("crawl-%d.example", h))
+		s.SetLatency(lo, hi)
+		for range articles {
+			s.AddArticle(politetest.Article{})
+		}
+		sources = append(sources, crawl.Source{ID: s.Name(), Name: s.Name(),
+			Trigger:  crawl.Trigger{Feeds: []string{"https://" + s.Name() + "/feed.xml"}},
+			Admitted: []string{s.Name()}, FullText: true, Policy: crawl.PolicySpec{Preset: crawl.Vault}, Active: true})
+	}
+	p, err := crawl.PolicySpec{Preset: crawl.Vault}.Fetch()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Name, p.Version, p.InfoURL, p.Contact = "BenchBot", "1", "https://crawler.example/about", "bot@crawler.example"
+	p.Interval, p.IntervalMax = time.Second, 0
+	return web, sources, p
+}
+
+// depositedAll fails b on a pass that failed and returns the deposits of
+// reps.
+func depositedAll(b *testing.B, reps []*crawl.PassReport) int {
+	b.Helper()
+	n := 0
+	for _, r := range reps {
+		if r.Err != nil {
+			b.Fatalf("%s: %v", r.Source, r.Err)
+		}
+		n += r.Deposited
+	}
+	return n
 }

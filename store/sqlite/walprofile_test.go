@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/politefetch/politefetch/crawl"
 	"github.com/politefetch/politefetch/fetch"
-	"github.com/politefetch/politefetch/politetest"
 )
 
 // countingDriver is modernc's driver with every statement run through it
@@ -167,24 +165,7 @@ func walFrames(b *testing.B, path string) (map[uint32]int, int) {
 func BenchmarkCrawlWAL(b *testing.B) {
 	const hosts, articles = 300, 10
 	for b.Loop() {
-		web := politetest.NewWeb(b)
-		var sources []crawl.Source
-		for h := range hosts {
-			s := web.Site(fmt.Sprintf("crawl-%d.example", h))
-			s.SetLatency(5*time.Millisecond, 20*time.Millisecond)
-			for range articles {
-				s.AddArticle(politetest.Article{})
-			}
-			sources = append(sources, crawl.Source{ID: s.Name(), Name: s.Name(),
-				Trigger:  crawl.Trigger{Feeds: []string{"https://" + s.Name() + "/feed.xml"}},
-				Admitted: []string{s.Name()}, FullText: true, Policy: crawl.PolicySpec{Preset: crawl.Vault}, Active: true})
-		}
-		p, err := crawl.PolicySpec{Preset: crawl.Vault}.Fetch()
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Name, p.Version, p.InfoURL, p.Contact = "BenchBot", "1", "https://crawler.example/about", "bot@crawler.example"
-		p.Interval, p.IntervalMax = time.Second, 0
+		web, sources, p := benchCrawlWeb(b, hosts, articles, 5*time.Millisecond, 20*time.Millisecond)
 		countStatements(b)
 		db := openTest(b, nil)
 		ctx := context.Background()
@@ -208,13 +189,7 @@ func BenchmarkCrawlWAL(b *testing.B) {
 			b.Fatal(err)
 		}
 		stmts := counter.reset()
-		deposited := 0
-		for _, r := range reps {
-			if r.Err != nil {
-				b.Fatalf("%s: %v", r.Source, r.Err)
-			}
-			deposited += r.Deposited
-		}
+		deposited := depositedAll(b, reps)
 		if deposited != hosts*articles {
 			b.Errorf("%d deposited, want %d", deposited, hosts*articles)
 		}
