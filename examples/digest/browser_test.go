@@ -61,18 +61,32 @@ func chrome(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
+	// A browser process that exits before it listens (seen once on a loaded
+	// CI machine, with nothing in its output but the usual warnings) is
+	// started again, up to three times in all, each failure logged; the
+	// test fails if none starts.
+	var err error
+	for try := 1; try <= 3; try++ {
+		actx, acancel := chromedp.NewExecAllocator(ctx, append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		if err = chromedp.Do(bctx); err == nil {
+			t.Cleanup(acancel)
+			t.Cleanup(bcancel)
+			return bctx
+		}
+		bcancel()
+		acancel()
+		t.Logf("starting %s, try %d of 3: %v", bin, try, err)
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
 	}
-	return bctx
+	t.Fatalf("starting %s: %v", bin, err)
+	return nil
 }
 
 // demoServer crawls the demo web into a SQLite store, as build -demo
