@@ -133,7 +133,7 @@ func table(args []string) error {
 	pageKB := fs.String("page-kb", "0", "politecheck's -page-kb: KiB of page furniture on each article page (0: pages of about 1.2 KB; real news pages weigh 50 to 200 KB)")
 	crawlDelaySecs := fs.String("crawl-delay-seconds", "2", "politecheck's -crawl-delay-seconds: the Crawl-delay those sites ask for (2, as on the outside benchmark's web)")
 	only := fs.String("crawlers", "", "run only the crawlers whose names contain one of these comma-separated words (default: all)")
-	profile := fs.String("profile", "", "build politecrawl with CPU and allocation profiling and write its profiles into this directory (ours-WEB.cpu, ours-WEB.alloc, and ours-WEB.heap near the peak of its memory)")
+	profile := fs.String("profile", "", "build politecrawl with CPU and allocation profiling and write its profiles into this directory (ours-WEB.cpu, ours-WEB.alloc, and ours-WEB.heap, .heap.txt and .heap.goroutine near the peak of its memory)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -5,8 +5,9 @@ package main
 // main.go as it is, except that main starts a CPU profile when
 // POLITECRAWL_CPUPROFILE names a file, and writes it, and the allocation
 // profile named by POLITECRAWL_ALLOCPROFILE, before the process exits; and
-// the heap profile named by POLITECRAWL_HEAPPROFILE, near the peak of the
-// memory the runtime maps.
+// the heap profile named by POLITECRAWL_HEAPPROFILE, with its goroutine
+// profile beside it (.goroutine), near the peak of the memory the runtime
+// maps.
 // The repository is not changed.
 
 import (
@@ -44,8 +45,8 @@ func benchStartProfile() {
 	}
 }
 
-// benchHeapAtPeak writes the heap profile to p, and the runtime's memory
-// classes to p.txt, each time the memory the Go runtime has mapped grows
+// benchHeapAtPeak writes the heap profile to p, the goroutine profile to
+// p.goroutine and the runtime's memory classes to p.txt, each time the memory the Go runtime has mapped grows
 // 5 % past its largest so far: the files left hold the heap as it was
 // near the process's peak.
 func benchHeapAtPeak(p string) {
@@ -71,6 +72,10 @@ func benchHeapAtPeak(p string) {
 			peak = total
 			if f, err := os.Create(p); err == nil {
 				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			if f, err := os.Create(p + ".goroutine"); err == nil {
+				pprof.Lookup("goroutine").WriteTo(f, 0)
 				f.Close()
 			}
 			os.WriteFile(p+".txt", []byte(b.String()), 0o644)
