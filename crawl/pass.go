@@ -85,8 +85,9 @@ type passMode struct {
 //     only the excerpt may be kept;
 //   - fetch: one reader per host (hostReaders), alive while its queue
 //     lasts, reading each article once;
-//   - extract: Extractors workers turning what was read into articles, and
-//     handing them to the image stage (images.go);
+//   - extract: up to Extractors articles at once turned into articles from
+//     what was read, each on a goroutine of its own, and handed to the
+//     image stage (images.go);
 //   - deposit: one depositor settling each article in turn.
 //
 // Bounded queues join the stages, so a slow stage holds the ones before it
@@ -515,23 +516,32 @@ func (p *pass) fetch(stop context.Context, h string, hq *hostQueue) {
 	}
 }
 
-// extract is the extract stage: Extractors workers, each taking the next
-// job from extractQ, extracting it and handing it to the image stage, which
-// sends it on to the depositor. A worker takes a job only when it is free,
-// so what waits for an extractor waits in extractQ. It closes depositQ once
-// every job is through.
+// extract is the extract stage: it takes the next job from extractQ once
+// one of the pass's Extractors slots is free, and extracts it on a
+// goroutine of its own, which hands it to the image stage, which sends it
+// on to the depositor, and then frees the slot. A job is taken only when a
+// slot is free, so what waits for an extractor waits in extractQ. The
+// goroutine lives only while its article is on its way: a pass waiting for
+// its next read keeps no extractor's stack, which parsing a page grows. It
+// closes depositQ once every job is through.
 func (p *pass) extract() {
-	var g errgroup.Group
-	for range p.nex {
-		g.Go(func() error {
-			for j := range p.extractQ {
-				p.c.extract(p.src, j)
-				p.images.send(p.c, p.src, j)
-			}
-			return nil
-		})
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, p.nex)
+	for {
+		slots <- struct{}{}
+		j, ok := <-p.extractQ
+		if !ok {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.c.extract(p.src, j)
+			p.images.send(p.c, p.src, j)
+			<-slots
+		}()
 	}
-	_ = g.Wait()
+	wg.Wait()
 	p.images.wait()
 	close(p.depositQ)
 }
