@@ -189,15 +189,37 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 	}
 	// A reference seen again as it stands (a feed read again) is only
 	// read: the write below would change nothing.
-	if cur, same, err := s.unchanged(ctx, source, ref); err != nil {
+	cur, found, same, err := s.unchanged(ctx, source, ref)
+	if err != nil {
 		return crawl.RefState{}, false, err
 	} else if same {
 		return cur, false, nil
 	}
 	var out crawl.RefState
 	var created bool
-	err := s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(ctx context.Context, tx *sql.Tx) error {
 		out, created = crawl.RefState{}, false
+		if !found {
+			// Not there when read just now: added without reading it
+			// again, unless another writer added it meanwhile (then
+			// nothing is inserted, and it is merged as below).
+			out = crawl.RefState{Key: ref.Key, FirstSeen: now}
+			out.Merge(ref)
+			ex, err := excerptJSON(out.Excerpt)
+			if err != nil {
+				return err
+			}
+			res, err := tx.StmtContext(ctx, s.db.stmts.refAdd).ExecContext(ctx, source, out.Key, out.URL, out.FeedID, out.ListID,
+				toNS(out.Published), ex, toNS(out.FirstSeen), int(out.Outcome), out.Note, toNS(out.Settled))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 1 {
+				created = err == nil
+				return err
+			}
+			out = crawl.RefState{}
+		}
 		err := scanRef(tx.StmtContext(ctx, s.db.stmts.refGetW).QueryRowContext(ctx, source, ref.Key), &out)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -221,30 +243,29 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 	return out, created, nil
 }
 
-// unchanged reads source's reference ref.Key and reports whether merging
-// ref into it changes nothing that is stored, with the reference as it
-// stands.
-func (s *CrawlState) unchanged(ctx context.Context, source string, ref crawl.RefState) (crawl.RefState, bool, error) {
-	var cur crawl.RefState
+// unchanged reads source's reference ref.Key and reports whether it is
+// stored (found) and whether merging ref into it changes nothing that is
+// stored (same), with the reference as it stands.
+func (s *CrawlState) unchanged(ctx context.Context, source string, ref crawl.RefState) (cur crawl.RefState, found, same bool, err error) {
 	stored, err := scanRefRaw(s.db.stmts.refGet.QueryRowContext(ctx, source, ref.Key), &cur)
 	if errors.Is(err, sql.ErrNoRows) {
-		return crawl.RefState{}, false, nil
+		return crawl.RefState{}, false, false, nil
 	}
 	if err != nil {
-		return crawl.RefState{}, false, wrap("crawl ref see", source+" "+ref.Key, err)
+		return crawl.RefState{}, false, false, wrap("crawl ref see", source+" "+ref.Key, err)
 	}
 	merged := cur
 	merged.Merge(ref)
 	if merged.URL != cur.URL || merged.FeedID != cur.FeedID || merged.ListID != cur.ListID || toNS(merged.Published) != toNS(cur.Published) {
-		return crawl.RefState{}, false, nil
+		return crawl.RefState{}, true, false, nil
 	}
 	if ref.Excerpt != nil {
 		ex, err := excerptJSON(merged.Excerpt)
 		if err != nil || ex != stored {
-			return crawl.RefState{}, false, nil
+			return crawl.RefState{}, true, false, nil
 		}
 	}
-	return cur, true, nil
+	return cur, true, true, nil
 }
 
 // Ref implements [crawl.State].

@@ -22,7 +22,7 @@ type statements struct {
 	srcSchedule, srcSetSchedule, srcLease, srcLeaseRead, srcSetLease *sql.Stmt
 	srcRenew, srcRelease, srcFailure, srcFailRead, srcForget         *sql.Stmt
 	refGet, refGetW, refPut, refList, refSettle, refForget           *sql.Stmt
-	refOutcome, refDeposited, refPending                             *sql.Stmt
+	refOutcome, refDeposited, refPending, refAdd                     *sql.Stmt
 	attemptAdd, attemptLeased, attemptDropOld, attemptForget         *sql.Stmt
 	tallyAdd, tallyGet, tallyList, tallyForget                       *sql.Stmt
 
@@ -96,6 +96,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.refGet, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refGetW, true, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 AND key = ?2`},
 		{&s.refPut, true, `INSERT INTO crawl_ref (source, ` + refCols + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, key) DO UPDATE SET url = excluded.url, feed_id = excluded.feed_id, list_id = excluded.list_id, published_ns = excluded.published_ns, excerpt = excluded.excerpt`},
+		{&s.refAdd, true, `INSERT INTO crawl_ref (source, ` + refCols + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (source, key) DO NOTHING`},
 		{&s.refList, false, `SELECT ` + refCols + ` FROM crawl_ref WHERE source = ?1 ORDER BY first_seen_ns, key`},
 		{&s.refPending, false, refPendingSQL},
 		{&s.refOutcome, false, `SELECT outcome, note FROM crawl_ref WHERE source = ?1 AND key = ?2`},
