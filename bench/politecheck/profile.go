@@ -46,9 +46,9 @@ func benchStartProfile() {
 }
 
 // benchHeapAtPeak writes the heap profile to p, the goroutine profile to
-// p.goroutine and the runtime's memory classes to p.txt, each time the memory the Go runtime has mapped grows
-// 5 % past its largest so far: the files left hold the heap as it was
-// near the process's peak.
+// p.goroutine and the runtime's memory classes to p.txt, each time the
+// memory the Go runtime has mapped grows 5 % past its largest so far: the
+// files left hold the heap as it was near the process's peak.
 func benchHeapAtPeak(p string) {
 	var sample []metrics.Sample
 	for _, d := range metrics.All() {

@@ -83,7 +83,6 @@ func chrome(t *testing.T) context.Context {
 		if ctx.Err() != nil {
 			break
 		}
-		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
 	}
 	t.Fatalf("starting %s: %v", bin, err)
 	return nil

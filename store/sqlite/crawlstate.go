@@ -200,21 +200,13 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 	err = s.db.write(ctx, "crawl ref see", source+" "+ref.Key, false, func(ctx context.Context, tx *sql.Tx) error {
 		out, created = crawl.RefState{}, false
 		if !found {
-			// Not there when read just now: added without reading it
+			// Not there when read just now: inserted without reading it
 			// again, unless another writer added it meanwhile (then
-			// nothing is inserted, and it is merged as below).
+			// nothing is inserted, and it is read and merged as below).
 			out = crawl.RefState{Key: ref.Key, FirstSeen: now}
 			out.Merge(ref)
-			ex, err := excerptJSON(out.Excerpt)
-			if err != nil {
-				return err
-			}
-			res, err := tx.StmtContext(ctx, s.db.stmts.refAdd).ExecContext(ctx, source, out.Key, out.URL, out.FeedID, out.ListID,
-				toNS(out.Published), ex, toNS(out.FirstSeen), int(out.Outcome), out.Note, toNS(out.Settled))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
+			n, err := putRef(ctx, tx, s.db.stmts.refAdd, source, out)
+			if err != nil || n == 1 {
 				created = err == nil
 				return err
 			}
@@ -229,18 +221,28 @@ func (s *CrawlState) See(ctx context.Context, source string, ref crawl.RefState,
 			return err
 		}
 		out.Merge(ref)
-		ex, err := excerptJSON(out.Excerpt)
-		if err != nil {
-			return err
-		}
-		_, err = tx.StmtContext(ctx, s.db.stmts.refPut).ExecContext(ctx, source, out.Key, out.URL, out.FeedID, out.ListID,
-			toNS(out.Published), ex, toNS(out.FirstSeen), int(out.Outcome), out.Note, toNS(out.Settled))
+		_, err = putRef(ctx, tx, s.db.stmts.refPut, source, out)
 		return err
 	})
 	if err != nil {
 		return crawl.RefState{}, false, err
 	}
 	return out, created, nil
+}
+
+// putRef runs stmt (refPut, or refAdd) in tx for source's reference r and
+// returns how many rows it changed.
+func putRef(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, source string, r crawl.RefState) (int64, error) {
+	ex, err := excerptJSON(r.Excerpt)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, source, r.Key, r.URL, r.FeedID, r.ListID,
+		toNS(r.Published), ex, toNS(r.FirstSeen), int(r.Outcome), r.Note, toNS(r.Settled))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // unchanged reads source's reference ref.Key and reports whether it is
