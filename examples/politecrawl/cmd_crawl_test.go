@@ -158,16 +158,17 @@ func TestCrawl_Outputs(t *testing.T) {
 }
 
 // V7: never two passes of a source at once, even from two processes on
-// one store: a second crawl started while the first still holds the
-// licensed source's lease (its articles take seconds at 1 s a request)
-// sends nothing for it and says so in its exit status; the excerpt
-// source, whose pass had ended, has nothing due.
+// one store (store.schedule: shared, so that both may fetch through it): a
+// second crawl started while the first still holds the licensed source's
+// lease (its articles take seconds at 1 s a request) sends nothing for it
+// and says so in its exit status; the excerpt source, whose pass had
+// ended, has nothing due.
 func TestCrawl_V7_SecondProcessFindsTheLeaseHeld(t *testing.T) {
 	t.Parallel()
 	sw := newSimWeb(t, 2, 3)
 	dir := t.TempDir()
 	store := filepath.Join(dir, "crawl.db")
-	cfg := readyConfig("strict-news")
+	cfg := sharedScheduleConfig(t, dir)
 	first := exec.Command(binary, append([]string{"crawl", "-config", cfg, "-store", store, "-once"}, sw.flags...)...)
 	first.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	var firstOut bytes.Buffer
@@ -253,4 +254,23 @@ func TestCrawl_S7_ShareImagesSkip(t *testing.T) {
 	if _, err := ParseConfig("c.yaml", []byte(minimalConfig+"crawl:\n  share_images: never\n")); err == nil || !strings.Contains(err.Error(), "crawl.share_images") {
 		t.Errorf("share_images: never: %v", err)
 	}
+}
+
+// sharedScheduleConfig writes the strict-news preset's configuration into
+// dir with store.schedule: shared, and returns its path.
+func sharedScheduleConfig(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(readyConfig("strict-news"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "\nstore:\n", "\nstore:\n  schedule: shared\n", 1)
+	if y == string(b) {
+		t.Fatal("the strict-news preset has no store section")
+	}
+	p := filepath.Join(dir, "strict-news.yaml")
+	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -95,6 +95,14 @@ type StoreConfig struct {
 	// earlier commit, deposits and the crawl state that recorded them
 	// together.
 	SyncDeposits bool `json:"sync_deposits"`
+	// Schedule is how a command that fetches paces through the SQLite
+	// file: "held" (""), the file's schedule held by this process
+	// (sqlite.DB.HoldSchedule), decided in memory with nothing written per
+	// request, and any other process that would fetch through the file
+	// refused until this one ends; "shared", every request's claim decided
+	// in the file (sqlite.DB.Schedule), for processes that crawl from one
+	// file side by side. Ignored with Redis, which holds the schedule.
+	Schedule string `json:"schedule"`
 	// Redis, when set, holds the state (schedule, ledger, robots.txt
 	// records, validators, crawl state) that several workers share. Nil:
 	// all of it is in the SQLite file.
@@ -338,6 +346,9 @@ func (c *Config) check() error {
 // checkStore validates the store's sections: at most one state backend
 // (the table backends), checked by its own rules.
 func (c *Config) checkStore() error {
+	if sc := c.Store.Schedule; sc != "" && sc != "held" && sc != "shared" {
+		return c.errAt("store.schedule", "%q: held or shared", sc)
+	}
 	var set []string
 	for _, b := range backends {
 		if _, ok := b.section(&c.Store); ok {

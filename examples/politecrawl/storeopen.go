@@ -134,6 +134,10 @@ func openClient(ctx context.Context, cfg *Config, path string, nf *netFlags, ext
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := db.holdSchedule(ctx, cfg); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	opts = append(opts, fetch.WithStores(db.Fetch()))
 	c, err := fetch.New(fp, append(opts, extra...)...)
 	if err != nil {

@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -178,6 +179,25 @@ func openStoresMode(ctx context.Context, cfg *Config, path string, readOnly bool
 		s.crawl.Deposits = fileSide.Deposits
 	}
 	return s, nil
+}
+
+// holdSchedule has the fetch side pace through the file's schedule held
+// by this process (store.schedule: held, the default), when the state is
+// in the file; a file another process fetches through is refused with
+// what to do.
+func (s *stores) holdSchedule(ctx context.Context, cfg *Config) error {
+	if s.sec != nil || cfg.Store.Schedule == "shared" {
+		return nil
+	}
+	h, err := s.file.HoldSchedule(ctx)
+	if errors.Is(err, sqlite.ErrHeld) {
+		return fmt.Errorf("store %s: another process fetches through this file (%w); wait for it to end, or set store.schedule: shared in the configuration of every process that crawls from it", s.file.Path(), err)
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %w", s.file.Path(), err)
+	}
+	s.fetch.Schedule = h
+	return nil
 }
 
 // Fetch is the state's fetch side, for fetch.WithStores.

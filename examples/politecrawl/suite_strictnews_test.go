@@ -422,15 +422,17 @@ func TestStrictNews_S4_FiveInARowThenDailyRecheck(t *testing.T) {
 }
 
 // P1, S2: politeness holds across processes: two crawlers, each with its
-// own client opened on the one store (as two processes of the CLI would),
-// crawl two sources of the same site at once (the same articles, announced
-// by its RSS and its Atom feed); the store's shared schedule keeps every
-// request to the site a second apart and one at a time (the auditor).
+// own client opened on the one store (as two processes of the CLI would,
+// with store.schedule: shared), crawl two sources of the same site at once
+// (the same articles, announced by its RSS and its Atom feed); the store's
+// shared schedule keeps every request to the site a second apart and one
+// at a time (the auditor).
 func TestStrictNews_P1_TwoProcessesOneBudget(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, "strict-news", 1, 3, func(s *suite) {
 		s.cfg.Sources = s.cfg.Sources[:1]
-		s.conns = 2 // each process keeps its own connection
+		s.cfg.Store.Schedule = "shared" // two processes crawl from the one file
+		s.conns = 2                     // each process keeps its own connection
 	})
 	ctx := context.Background()
 	client2, db2, err := openClient(ctx, s.cfg, s.dbPath, &s.nf)

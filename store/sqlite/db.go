@@ -118,6 +118,7 @@ type DB struct {
 	starts     pendingStarts // the schedule's starts to be reported at release
 	putSettled putSettled    // references settled by this DB's Puts, for their Settles
 	proc       string        // this process's identity, written beside its schedule leases (see proc.go)
+	hold       atomic.Pointer[HeldSchedule]
 }
 
 // Open opens the database at path, creating it if needed, and migrates its
@@ -252,22 +253,25 @@ const walCheckpointBytes = 16 << 20
 // Path returns the file's path as given to Open.
 func (db *DB) Path() string { return db.path }
 
-// Close stops the background sweep and the deposits' group committer,
+// Close releases the DB's hold on the schedule (see [HeldSchedule.Close]),
+// if it has one, stops the background sweep and the deposits' group committer,
 // waits for them (deposits not yet committed fail with ErrClosed), and
 // closes the connections. Operations after Close fail with [ErrClosed]. Close is
 // idempotent.
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
+		if h := db.hold.Load(); h != nil {
+			err = h.Close()
+		}
 		db.closed.Store(true)
 		close(db.stop)
 		<-db.done
 		<-db.depDone
 		<-db.wDone
 		db.stmts.close()
-		err = errors.Join(db.r.Close(), db.w.Close())
-		if err != nil {
-			err = wrap("close", db.path, err)
+		if cerr := errors.Join(db.r.Close(), db.w.Close()); cerr != nil {
+			err = errors.Join(err, wrap("close", db.path, cerr))
 		}
 	})
 	return err

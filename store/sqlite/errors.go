@@ -30,13 +30,17 @@ var (
 	ErrNewerSchema = errors.New("sqlite: database schema is newer than this package")
 	// ErrClosed: the DB was closed.
 	ErrClosed = errors.New("sqlite: database is closed")
+	// ErrHeld: another process holds the file's pacing schedule (see
+	// [DB.HoldSchedule]), or this one's hold was taken over.
+	ErrHeld = errors.New("sqlite: the schedule is held by another process")
 )
 
 // Error is the failure of one operation on the database: what was being
 // read or stored (Op, such as "ledger update"), for which key, and the
 // underlying error, usually a SQLite error. It unwraps to that error and,
 // when the failure has a kind a caller should act on, to one of
-// [ErrReadOnly], [ErrLocked], [ErrFull], [ErrCorrupt] or [ErrClosed].
+// [ErrReadOnly], [ErrLocked], [ErrFull], [ErrCorrupt], [ErrClosed] or
+// [ErrHeld].
 //
 // Every state store of this package returns its failures as an *Error, and
 // the politefetch layers above treat any store error as a reason not to

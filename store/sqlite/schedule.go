@@ -115,6 +115,9 @@ func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int
 	if err != nil {
 		return 0, err
 	}
+	if wait > 0 && held < 0 {
+		return wait, nil // the file's schedule is held: nothing to queue for
+	}
 	if waiters.Valid && waiters.Int64 <= now {
 		if _, err := tx.StmtContext(ctx, s.db.stmts.waiterExpire).ExecContext(ctx, c.Key, now); err != nil {
 			return 0, err
@@ -169,15 +172,32 @@ func (s *Schedule) claim(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int
 // processes, and returns how many live leases remain, how long c must
 // wait for a slot and for the gap (0 or less: no wait), and the earliest
 // poll-by of the host's waiters (NULL: none). It reads all that in one
-// statement, and writes only when a lease is to go.
+// statement, and writes only when a lease is to go. While another process
+// holds the file's schedule ([HeldSchedule]) it returns -1 leases and how
+// long to wait for the hold, having written nothing; a hold whose process
+// has ended, or that expired, becomes the floor of every host's latest
+// start.
 func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now int64) (held int64, wait time.Duration, waiters sql.NullInt64, err error) {
 	var n, starting int64
-	var first, last sql.NullInt64
+	var first, last, holdUntil sql.NullInt64
+	var holder sql.NullString
 	read := func() error {
-		return tx.StmtContext(ctx, s.db.stmts.slotState).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting, &last, &waiters)
+		return tx.StmtContext(ctx, s.db.stmts.slotState).QueryRowContext(ctx, c.Key).Scan(&n, &first, &starting, &last, &waiters, &holder, &holdUntil)
 	}
 	if err := read(); err != nil {
 		return 0, 0, waiters, err
+	}
+	if holder.Valid {
+		if holder.String != "" {
+			if holdUntil.Int64 > now && !procEnded(s.db.proc, holder.String) {
+				return -1, min(time.Duration(holdUntil.Int64-now), max(c.Gap, time.Second)), waiters, nil
+			}
+			// Its holder granted nothing past its expiry, nor past its end.
+			holdUntil.Int64 = min(holdUntil.Int64, now)
+			if _, err := tx.ExecContext(ctx, `UPDATE schedule_hold SET proc = '', expires_ns = ?1 WHERE id = 1`, holdUntil.Int64); err != nil {
+				return 0, 0, waiters, err
+			}
+		}
 	}
 	if first.Valid && first.Int64 <= now {
 		if _, err := tx.StmtContext(ctx, s.db.stmts.leaseExpire).ExecContext(ctx, c.Key, now); err != nil {
@@ -200,6 +220,9 @@ func (s *Schedule) slotWait(ctx context.Context, tx *sql.Tx, c fetch.Claim, now 
 				return 0, 0, waiters, err
 			}
 		}
+	}
+	if holder.Valid && (!last.Valid || last.Int64 < holdUntil.Int64) {
+		last = holdUntil // the floor an ended hold left
 	}
 	if !last.Valid {
 		last.Int64 = math.MinInt64 / 2

@@ -246,11 +246,21 @@ CREATE INDEX crawl_ref_pending ON crawl_ref (source, first_seen_ns, key) WHERE o
 	`
 DROP INDEX crawl_ref_seen;
 `,
+	// 14: one process's hold on the schedule (DB.HoldSchedule): its
+	// process and expiry, or, with no process, the floor a holder that
+	// ended without releasing left every host's latest start at.
+	`
+CREATE TABLE schedule_hold (
+	id         INTEGER PRIMARY KEY CHECK (id = 1),
+	proc       TEXT    NOT NULL,
+	expires_ns INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version (PRAGMA user_version) this package
 // writes: the number of migrations.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // migrate brings the file to SchemaVersion. It reads the header before
 // writing anything, so a file it refuses is left as it was.

@@ -12,7 +12,7 @@ type statements struct {
 
 	ledgerGet, ledgerSet, ledgerInsert, ledgerDelete, ledgerSweep *sql.Stmt
 	valGet, valPut, valDelete, valSweep                           *sql.Stmt
-	schedSet, schedStarted, schedSweep                            *sql.Stmt
+	schedSet, schedStarted, schedSweep, holdSweep                 *sql.Stmt
 	slotState, leaseExpire, leasePut, leaseRenew, leaseDelete     *sql.Stmt
 	robotsGet, robotsPut, robotsSweep                             *sql.Stmt
 	leaseSweep, leaseProcs, leaseDropProc, schedRaise             *sql.Stmt
@@ -58,10 +58,11 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&s.schedSet, true, `INSERT INTO schedule (host, last_start_ns) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET last_start_ns = excluded.last_start_ns`},
 		{&s.schedStarted, true, `UPDATE schedule SET last_start_ns = ?2 WHERE host = ?1 AND last_start_ns < ?2`},
 		{&s.schedSweep, true, `DELETE FROM schedule WHERE host IN (SELECT host FROM schedule WHERE last_start_ns < ?1 LIMIT ?2)`},
+		{&s.holdSweep, true, `DELETE FROM schedule_hold WHERE id = 1 AND proc = '' AND expires_ns < ?1 AND ?2 > 0`},
 		{&s.leaseExpire, true, `DELETE FROM schedule_lease WHERE host = ?1 AND expires_ns <= ?2`},
 		// A host's leases (how many, the earliest expiry, any start
 		// pending), its latest start and its waiters' earliest poll-by.
-		{&s.slotState, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0), (SELECT last_start_ns FROM schedule WHERE host = ?1), (SELECT min(poll_by_ns) FROM schedule_waiter WHERE host = ?1) FROM schedule_lease WHERE host = ?1`},
+		{&s.slotState, true, `SELECT count(*), min(expires_ns), coalesce(max(start_pending), 0), (SELECT last_start_ns FROM schedule WHERE host = ?1), (SELECT min(poll_by_ns) FROM schedule_waiter WHERE host = ?1), (SELECT proc FROM schedule_hold WHERE id = 1), (SELECT expires_ns FROM schedule_hold WHERE id = 1) FROM schedule_lease WHERE host = ?1`},
 		{&s.leasePut, true, `INSERT INTO schedule_lease (host, owner, expires_ns, start_pending, proc) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (host, owner) DO UPDATE SET expires_ns = excluded.expires_ns, start_pending = excluded.start_pending, proc = excluded.proc`},
 		{&s.leaseProcs, true, `SELECT DISTINCT proc FROM schedule_lease WHERE host = ?1 AND proc != '' AND proc != ?2`},
 		{&s.leaseDropProc, true, `DELETE FROM schedule_lease WHERE host = ?1 AND proc = ?2`},

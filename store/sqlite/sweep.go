@@ -19,7 +19,8 @@ func (s Swept) Total() int {
 // Sweep runs one bounded expiry sweep at now: from each table it deletes at
 // most the DB's SweepBatch rows that are past their lifetime (ledger
 // records that hold nothing, validators older than ValidatorRetain, latest
-// starts older than ScheduleRetain, expired in-flight leases, waiters for a
+// starts older than ScheduleRetain (and the floor an ended hold left, once
+// as old), expired in-flight leases, waiters for a
 // host's turn past their poll-by, robots.txt records expired for longer
 // than RobotsRetain), each table in its own short transaction, then returns
 // up to SweepBatch free pages to the file system. Deposits and crawl state
@@ -37,6 +38,11 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (Swept, error) {
 	if s.Schedule, err = db.deleteBatch(ctx, "schedule sweep", db.stmts.schedSweep, n-int64(db.opt.ScheduleRetain)); err != nil {
 		return s, err
 	}
+	floors, err := db.deleteBatch(ctx, "schedule hold sweep", db.stmts.holdSweep, n-int64(db.opt.ScheduleRetain))
+	if err != nil {
+		return s, err
+	}
+	s.Schedule += floors
 	if s.Leases, err = db.deleteBatch(ctx, "schedule lease sweep", db.stmts.leaseSweep, n); err != nil {
 		return s, err
 	}
