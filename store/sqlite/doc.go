@@ -3,7 +3,9 @@
 // ([DB.Ledger], a [backoff.Store]), the validators of conditional GET
 // ([DB.Validators], a [fetch.ValidatorStore]), the shared pacing schedule
 // ([DB.Schedule], a [fetch.Schedule], so several processes on one machine
-// share politeness through the file), the robots.txt records ([DB.Robots],
+// share politeness through the file; or [DB.HoldSchedule], the file's
+// schedule held by one process and decided in its memory, with nothing
+// written per request), the robots.txt records ([DB.Robots],
 // a [robots.Store]), the crawler's state ([DB.CrawlState], a [crawl.State])
 // and its deposits ([DB.Deposits], [crawl.Deposits]). Each passes its
 // package's conformance suite unchanged. A crawler that forgets these when
@@ -74,7 +76,8 @@
 //     cool-down over); a refusal is never forgotten, only a success clears
 //     it;
 //   - validators: those stored longer than [Options].ValidatorRetain ago;
-//   - schedule: latest starts older than [Options].ScheduleRetain;
+//   - schedule: latest starts older than [Options].ScheduleRetain, and as
+//     old a floor an ended hold left;
 //   - robots: records expired for longer than [Options].RobotsRetain.
 //
 // A new file has pages of 4 KiB (each commit appends every page it changed
@@ -150,6 +153,13 @@
 //	seq            INTEGER           its place: the order it first asked in, among the host's waiters
 //	poll_by_ns     INTEGER           it must ask again before this, or lose its place
 //	proc           TEXT              the process that asked, as in schedule_lease
+//
+// schedule_hold, at most one row: the hold on the schedule (see
+// [HeldSchedule]):
+//
+//	id             INTEGER           1
+//	proc           TEXT              the holding process, as in schedule_lease; '' once its holder ended without releasing
+//	expires_ns     INTEGER           when the hold ends unless renewed; with proc '', the floor every host's latest start counts as
 //
 // robots, one row per host whose robots.txt was read:
 //

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,8 +38,9 @@ const holdTTL = 2 * time.Minute
 // holder's end (the takeover, or the expiry), so that each host's first
 // request then waits one interval. It is safe for concurrent use.
 type HeldSchedule struct {
-	db  *DB
-	mem *fetch.MemorySchedule
+	db     *DB
+	mem    *fetch.MemorySchedule
+	holder string // the hold row's proc: the DB's process, or a token where the platform does not tell it
 
 	mu      sync.Mutex
 	expires int64 // the hold's expiry, as last written
@@ -69,16 +72,23 @@ var errHoldReleased = errors.New("the hold on the schedule was released")
 // taking only.
 func (db *DB) HoldSchedule(ctx context.Context) (*HeldSchedule, error) {
 	now := toNS(db.clk.Now())
+	holder := db.proc
+	if holder == "" {
+		// Never judged ended, as a lease of such a process is not; and
+		// never "", which stands for an ended hold's floor.
+		holder = "unknown-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+	}
 	s := &HeldSchedule{
-		db:   db,
-		mem:  &fetch.MemorySchedule{Retain: db.opt.ScheduleRetain, TurnGrace: db.opt.TurnGrace},
-		keys: map[string]*heldKey{},
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		db:     db,
+		holder: holder,
+		mem:    &fetch.MemorySchedule{Retain: db.opt.ScheduleRetain, TurnGrace: db.opt.TurnGrace},
+		keys:   map[string]*heldKey{},
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	err := db.writeUrgent(ctx, "schedule hold", db.path, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		s.floor, err = db.takeHold(ctx, tx, now)
+		s.floor, err = db.takeHold(ctx, tx, holder, now)
 		return err
 	})
 	if err != nil {
@@ -97,7 +107,7 @@ func (db *DB) HoldSchedule(ctx context.Context) (*HeldSchedule, error) {
 // takeHold is HoldSchedule's transaction: it refuses a live hold or a
 // live process's lease, writes this process's hold, and returns the floor
 // every host's start counts as (0 for none).
-func (db *DB) takeHold(ctx context.Context, tx *sql.Tx, now int64) (floor int64, err error) {
+func (db *DB) takeHold(ctx context.Context, tx *sql.Tx, holder string, now int64) (floor int64, err error) {
 	var proc string
 	var expires int64
 	switch err := tx.QueryRowContext(ctx, `SELECT proc, expires_ns FROM schedule_hold WHERE id = 1`).Scan(&proc, &expires); {
@@ -137,7 +147,7 @@ func (db *DB) takeHold(ctx context.Context, tx *sql.Tx, now int64) (floor int64,
 		floor = max(floor, now)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO schedule_hold (id, proc, expires_ns) VALUES (1, ?1, ?2)
-		ON CONFLICT (id) DO UPDATE SET proc = excluded.proc, expires_ns = excluded.expires_ns`, db.proc, now+int64(holdTTL))
+		ON CONFLICT (id) DO UPDATE SET proc = excluded.proc, expires_ns = excluded.expires_ns`, holder, now+int64(holdTTL))
 	return floor, err
 }
 
@@ -254,7 +264,7 @@ func (s *HeldSchedule) renew(ctx context.Context, until int64) error {
 	expires := max(until, toNS(s.db.clk.Now())+int64(holdTTL))
 	var held bool
 	err := s.db.writeUrgent(ctx, "schedule hold renew", s.db.path, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE schedule_hold SET expires_ns = max(expires_ns, ?2) WHERE id = 1 AND proc = ?1`, s.db.proc, expires)
+		res, err := tx.ExecContext(ctx, `UPDATE schedule_hold SET expires_ns = max(expires_ns, ?2) WHERE id = 1 AND proc = ?1`, s.holder, expires)
 		if err != nil {
 			return err
 		}
@@ -350,9 +360,9 @@ func (s *HeldSchedule) releaseRow(ctx context.Context) error {
 		if floor > 0 {
 			// The hosts the holder before this one claimed, and this one
 			// did not, still count their starts as at its end.
-			_, err = tx.ExecContext(ctx, `UPDATE schedule_hold SET proc = '', expires_ns = ?2 WHERE id = 1 AND proc = ?1`, s.db.proc, floor)
+			_, err = tx.ExecContext(ctx, `UPDATE schedule_hold SET proc = '', expires_ns = ?2 WHERE id = 1 AND proc = ?1`, s.holder, floor)
 		} else {
-			_, err = tx.ExecContext(ctx, `DELETE FROM schedule_hold WHERE id = 1 AND proc = ?1`, s.db.proc)
+			_, err = tx.ExecContext(ctx, `DELETE FROM schedule_hold WHERE id = 1 AND proc = ?1`, s.holder)
 		}
 		return err
 	})

@@ -304,3 +304,23 @@ func TestHoldChild(t *testing.T) {
 	os.Stdin.Read(make([]byte, 1)) // until the parent kills us (or goes)
 	os.Exit(0)                     // never release
 }
+
+// TestHeldSchedule_HolderUnknownToThePlatform: where the platform does not
+// tell a process's identity, the hold still names a holder (never "",
+// which stands for an ended hold's floor), so a second hold is refused.
+func TestHeldSchedule_HolderUnknownToThePlatform(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held.db")
+	a, b := openAt(t, path, 0), openAt(t, path, 0)
+	a.proc, b.proc = "", ""
+	hold(t, a)
+	var proc string
+	if err := a.r.QueryRow(`SELECT proc FROM schedule_hold`).Scan(&proc); err != nil || proc == "" {
+		t.Fatalf("the hold's process %q, %v; want a token", proc, err)
+	}
+	if _, err := b.HoldSchedule(ctx); !errors.Is(err, ErrHeld) {
+		t.Fatalf("a second hold: %v, want ErrHeld", err)
+	}
+	if _, ok, err := b.Schedule().Acquire(ctx, heldClaim("a.example", "two", 0)); err != nil || ok {
+		t.Fatalf("a shared claim while held: ok %v, %v; want told to wait", ok, err)
+	}
+}

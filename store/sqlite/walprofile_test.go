@@ -161,8 +161,15 @@ func walFrames(b *testing.B, path string) (map[uint32]int, int) {
 // lists the most run), the commits and the WAL frames (-v lists them by the
 // B-tree their page belongs to, read with dbstat at the end: a page freed
 // and reused counts under its last owner), and the process's CPU. Run it
-// once: -benchtime=1x.
+// once: -benchtime=1x. Its two cases pace through the file's shared
+// Schedule and through a HeldSchedule (politecrawl's default).
 func BenchmarkCrawlWAL(b *testing.B) {
+	for _, held := range []bool{false, true} {
+		b.Run(map[bool]string{false: "shared", true: "held"}[held], func(b *testing.B) { benchCrawlWAL(b, held) })
+	}
+}
+
+func benchCrawlWAL(b *testing.B, held bool) {
 	const hosts, articles = 300, 10
 	for b.Loop() {
 		web, sources, p := benchCrawlWeb(b, hosts, articles, 5*time.Millisecond, 20*time.Millisecond)
@@ -173,6 +180,13 @@ func BenchmarkCrawlWAL(b *testing.B) {
 			b.Fatal(err)
 		}
 		fs, cs := db.Stores()
+		if held {
+			h, err := db.HoldSchedule(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fs.Schedule = h
+		}
 		client, err := fetch.New(p, fetch.WithNetwork(fetch.Network{Resolver: web, Dial: web.DialContext, RootCAs: web.RootCAs(),
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}), fetch.WithStores(fs))
 		if err != nil {
