@@ -576,11 +576,8 @@ func (db *DB) runBatch(ctx context.Context, jobs []*writeJob, extra ...*writeJob
 func (db *DB) exec(ctx context.Context, op, key string, st *sql.Stmt, args ...any) (int64, error) {
 	var n int64
 	err := db.write(ctx, op, key, false, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = changed(tx.StmtContext(ctx, st).ExecContext(ctx, args...))
 		return err
 	})
 	return n, err

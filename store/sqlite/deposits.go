@@ -317,12 +317,8 @@ func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, erro
 	if d.Envelope != nil {
 		// The reference a full deposit reads is deposited: settled in the
 		// same transaction, so the two are never apart after a kill.
-		res, err := tx.StmtContext(ctx, db.stmts.refDeposited).ExecContext(ctx, d.Source, d.Key, int(crawl.Deposited),
-			toNS(db.clk.Now()), int(crawl.Pending))
-		if err != nil {
-			return false, err
-		}
-		n, err := res.RowsAffected()
+		n, err := changed(tx.StmtContext(ctx, db.stmts.refDeposited).ExecContext(ctx, d.Source, d.Key, int(crawl.Deposited),
+			toNS(db.clk.Now()), int(crawl.Pending)))
 		if err != nil {
 			return false, err
 		}
@@ -351,12 +347,8 @@ func (db *DB) putDeposit(ctx context.Context, tx *sql.Tx, r *depReq) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	res, err := tx.StmtContext(ctx, db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
-		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()), r.image, chains)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
+	n, err := changed(tx.StmtContext(ctx, db.stmts.depPut).ExecContext(ctx, d.Source, d.Key, d.URL, toNS(d.ReadAt), d.Digest,
+		d.MediaType, envID, r.proof, r.article, r.excerpt, toNS(db.clk.Now()), r.image, chains))
 	return n == 1, err
 }
 

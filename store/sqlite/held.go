@@ -264,11 +264,7 @@ func (s *HeldSchedule) renew(ctx context.Context, until int64) error {
 	expires := max(until, toNS(s.db.clk.Now())+int64(holdTTL))
 	var held bool
 	err := s.db.writeUrgent(ctx, "schedule hold renew", s.db.path, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE schedule_hold SET expires_ns = max(expires_ns, ?2) WHERE id = 1 AND proc = ?1`, s.holder, expires)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := changed(tx.ExecContext(ctx, `UPDATE schedule_hold SET expires_ns = max(expires_ns, ?2) WHERE id = 1 AND proc = ?1`, s.holder, expires))
 		held = n > 0
 		return err
 	})

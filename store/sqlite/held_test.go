@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"bufio"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -235,31 +233,7 @@ func TestHeldSchedule_V12_KilledHolderTakenOver(t *testing.T) {
 		t.Skip("a hold's process is told only where /proc is")
 	}
 	path := filepath.Join(t.TempDir(), "held.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), holdChildEnv+"="+path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	held := false
-	for !held && sc.Scan() {
-		held = sc.Text() == "HELD"
-	}
-	if !held {
-		cmd.Wait()
-		t.Fatalf("the child did not take its hold: %s", stderr.String())
-	}
+	cmd := startHoldingChild(t, "TestHoldChild", holdChildEnv, path)
 	db := openAt(t, path, time.Second)
 	if _, err := db.HoldSchedule(ctx); !errors.Is(err, ErrHeld) {
 		t.Fatalf("a hold while the child lives: %v, want ErrHeld", err)

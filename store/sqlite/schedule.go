@@ -289,11 +289,7 @@ func (s *Schedule) Release(ctx context.Context, key, owner string, now time.Time
 		if _, err := tx.StmtContext(ctx, s.db.stmts.schedStarted).ExecContext(ctx, key, p.start); err != nil {
 			return err
 		}
-		res, err := tx.StmtContext(ctx, s.db.stmts.leaseDelete).ExecContext(ctx, key, owner, toNS(now))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := changed(tx.StmtContext(ctx, s.db.stmts.leaseDelete).ExecContext(ctx, key, owner, toNS(now)))
 		held = n > 0
 		return err
 	})

@@ -154,6 +154,15 @@ func (s *statements) close() {
 	s.all = nil
 }
 
+// changed returns the rows a statement's result changed, or the error
+// that ran it: changed(st.ExecContext(...)).
+func changed(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // deleteBatch runs a sweep statement whose last argument is the batch size
 // and returns the rows it deleted.
 func (db *DB) deleteBatch(ctx context.Context, op string, st *sql.Stmt, args ...any) (int, error) {

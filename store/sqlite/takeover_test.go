@@ -41,31 +41,7 @@ func TestSchedule_DeadProcessLeaseTakenOver_V12(t *testing.T) {
 		t.Skip("a lease's process is told only where /proc is")
 	}
 	path := filepath.Join(t.TempDir(), "lease.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), leaseChildEnv+"="+path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	held := false
-	for !held && sc.Scan() {
-		held = sc.Text() == "HELD"
-	}
-	if !held {
-		cmd.Wait()
-		t.Fatalf("the child did not take its lease: %s", stderr.String())
-	}
+	cmd := startHoldingChild(t, "TestLeaseChild", leaseChildEnv, path)
 	db, err := Open(ctx, path, &Options{SweepEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -164,4 +140,38 @@ func TestSchedule_LeaseTakenOverOnlyFromAnEndedProcess_V12(t *testing.T) {
 			t.Errorf("%s: the claim waits %v; taken over: %v, want %v", c.name, wait, took, c.ended)
 		}
 	}
+}
+
+// startHoldingChild runs this test binary's test named run in a child
+// process, with env set to path, and returns once the child has printed
+// HELD. The child's stdin stays open until the test ends: a child waits on
+// it, and is killed by the test that started it.
+func startHoldingChild(t *testing.T, run, env, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	held := false
+	for !held && sc.Scan() {
+		held = sc.Text() == "HELD"
+	}
+	if !held {
+		cmd.Wait()
+		t.Fatalf("the child (%s) did not say HELD: %s", run, stderr.String())
+	}
+	return cmd
 }
