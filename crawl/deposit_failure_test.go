@@ -234,3 +234,48 @@ func refKey(t *testing.T, st State, source string) string {
 	}
 	return refs[0].Key
 }
+
+// failureCalls counts a State's Failure calls by outcome.
+type failureCalls struct {
+	State
+	failed, succeeded atomic.Int64
+}
+
+func (s *failureCalls) Failure(ctx context.Context, source string, pass uint64, failed bool) (int, error) {
+	if failed {
+		s.failed.Add(1)
+	} else {
+		s.succeeded.Add(1)
+	}
+	return s.State.Failure(ctx, source, pass, failed)
+}
+
+// A pass tells the State every failed deposit and the first success after
+// one (which resets the consecutive count), not every success: once the
+// count is none in the pass, a success changes nothing, and only the pass
+// holding the source's lease changes it. The count stays the State's: the
+// failures before the successes are undone there (V12).
+func TestCrawler_V12_SuccessesAfterTheCountIsNoneAskTheStateNothing(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("mostly.example")
+	for range 6 {
+		s.AddArticle(politetest.Article{})
+	}
+	p := testPolicy(t, Vault, testInterval)
+	deps := &failingDeposits{}
+	deps.fails.Store(2)
+	st := &failureCalls{State: new(MemoryState)}
+	c := &Crawler{Client: newClient(t, web, p), State: st, Sources: []Source{siteSource(s.Name(), Vault, false)}, Deposits: deps}
+	rep := mustPass(t, c, s.Name())
+	if rep.Stopped || rep.Failed != 2 || rep.Deposited != 4 {
+		t.Fatalf("report %+v, want 2 failed and 4 deposited", rep)
+	}
+	if f, ok := st.failed.Load(), st.succeeded.Load(); f != 2 || ok != 1 {
+		t.Fatalf("the State was told %d failures and %d successes; want 2 and 1", f, ok)
+	}
+	if n, err := st.State.Failure(context.Background(), s.Name(), rep.Pass, true); err != nil || n != 1 {
+		t.Fatalf("the State's consecutive failures after one more = %d, %v; want 1", n, err)
+	}
+	audit(t, web, p)
+}

@@ -554,6 +554,11 @@ func (p *pass) extract() {
 func (p *pass) deposit(ctx context.Context) error {
 	c, src, rep := p.c, p.src, p.rep
 	var storeErr error
+	// zero: the source's consecutive failures are known to be none in this
+	// pass. Only the pass holding the source's lease changes the count, so
+	// a success then changes nothing and the State is not asked (Attempt
+	// still finds a lease lost, once per article).
+	zero := false
 	for j := range p.depositQ {
 		if !c.isActive(src.ID) {
 			// Deactivated or withdrawn while the pass ran: what was read
@@ -567,8 +572,13 @@ func (p *pass) deposit(ctx context.Context) error {
 			p.stop()
 		}
 		n := -1
-		if failed != nil {
+		switch {
+		case failed == nil:
+		case !*failed && zero:
+			n = 0
+		default:
 			n, err = c.state.Failure(context.WithoutCancel(ctx), src.ID, p.num, *failed)
+			zero = err == nil && n == 0
 			if err != nil {
 				if storeErr == nil {
 					storeErr = err

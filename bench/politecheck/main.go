@@ -161,6 +161,9 @@ func table(args []string) error {
 		if *profile, err = filepath.Abs(*profile); err != nil {
 			return err
 		}
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			return fmt.Errorf("-profile: %w", err)
+		}
 		crawler, err = buildProfiled(root, tmp)
 	} else {
 		crawler, err = build("./examples/politecrawl")
