@@ -237,12 +237,8 @@ func putRef(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, source string, r cr
 	if err != nil {
 		return 0, err
 	}
-	res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, source, r.Key, r.URL, r.FeedID, r.ListID,
-		toNS(r.Published), ex, toNS(r.FirstSeen), int(r.Outcome), r.Note, toNS(r.Settled))
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return changed(tx.StmtContext(ctx, stmt).ExecContext(ctx, source, r.Key, r.URL, r.FeedID, r.ListID,
+		toNS(r.Published), ex, toNS(r.FirstSeen), int(r.Outcome), r.Note, toNS(r.Settled)))
 }
 
 // unchanged reads source's reference ref.Key and reports whether it is

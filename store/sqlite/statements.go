@@ -154,8 +154,8 @@ func (s *statements) close() {
 	s.all = nil
 }
 
-// changed returns the rows a statement's result changed, or the error
-// that ran it: changed(st.ExecContext(...)).
+// changed returns the rows res says its statement changed, or err, the
+// statement's own error: changed(st.ExecContext(...)).
 func changed(res sql.Result, err error) (int64, error) {
 	if err != nil {
 		return 0, err
@@ -169,10 +169,6 @@ func (db *DB) deleteBatch(ctx context.Context, op string, st *sql.Stmt, args ...
 	if err := db.check(op, ""); err != nil {
 		return 0, err
 	}
-	res, err := st.ExecContext(ctx, append(args, db.opt.SweepBatch)...)
-	if err != nil {
-		return 0, wrap(op, "", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := changed(st.ExecContext(ctx, append(args, db.opt.SweepBatch)...))
 	return int(n), wrap(op, "", err)
 }
