@@ -313,7 +313,10 @@ func execOurs(politecrawl string, images bool) error {
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
 		return err
 	}
-	store := filepath.Join(dir, "politecrawl.db")
+	store := os.Getenv("POLITECHECK_BENCH_STORE")
+	if store == "" {
+		store = filepath.Join(dir, "politecrawl.db")
+	}
 	args := []string{politecrawl, "crawl", "-config", cfg, "-store", store, "-once",
 		"-live", "off", "-log-level", "warn",
 		"-connect-to", os.Getenv("POLITECHECK_ADDR"), "-ca", os.Getenv("POLITECHECK_CA"), "-admit-private", "127.0.0.0/8"}
@@ -321,13 +324,14 @@ func execOurs(politecrawl string, images bool) error {
 	if out == "" {
 		return syscall.Exec(politecrawl, args, os.Environ())
 	}
-	return runMeasured(args, store, out)
+	return runMeasured(args, out)
 }
 
-// ioStats is what runMeasured writes for the table: the bytes politecrawl
+// ioStats is what the table shows of politecrawl's writes: the bytes it
 // caused to be written to the storage layer (its rusage's output blocks,
-// the write_bytes of /proc/PID/io, 512-byte units), the store's files as
-// politecrawl left them, and the deposits in it.
+// the write_bytes of /proc/PID/io, 512-byte units), which runMeasured
+// writes, and, read from the store once politecheck is done (readStore),
+// the store's files as politecrawl left them and the deposits in it.
 type ioStats struct {
 	WriteBytes int64 `json:"write_bytes"`
 	StoreBytes int64 `json:"store_bytes"` // the file, its -wal and -shm
@@ -336,6 +340,26 @@ type ioStats struct {
 	// DepositBytes is what the deposits hold: each one's envelope (the
 	// bytes read, with their headers and proof) and its JSON columns.
 	DepositBytes int64 `json:"deposit_bytes"`
+}
+
+// readStore fills in the store's sizes and its deposits. It runs after
+// politecheck has measured the crawl (POLITECHECK_BENCH_STORE names a store
+// that outlives politecheck's own directory), so that the crawler's wall
+// time holds none of it.
+func (st *ioStats) readStore(store string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(store + suffix); err == nil {
+			st.StoreBytes += fi.Size()
+			if suffix == "-wal" {
+				st.WALBytes = fi.Size()
+			}
+		}
+	}
+	var err error
+	if st.Deposits, st.DepositBytes, err = deposited(store); err != nil {
+		return fmt.Errorf("reading the store: %w", err)
+	}
+	return nil
 }
 
 // deposited counts the deposits in the store and the bytes they hold.
@@ -360,11 +384,11 @@ func deposited(store string) (n, size int64, err error) {
 
 // runMeasured runs politecrawl as a child (so that its rusage can be read
 // after it ends: exec would leave nothing to read it), forwarding the
-// interrupt politecheck sends at its timeout, and writes its ioStats to
-// out. politecheck's figures for this process are the child's too: a
-// process's rusage at wait includes the children it waited for, and this
-// wrapper itself only waits.
-func runMeasured(args []string, store, out string) error {
+// interrupt politecheck sends at its timeout, and writes the bytes it
+// wrote (ioStats.WriteBytes) to out. politecheck's figures for this
+// process are the child's too: a process's rusage at wait includes the
+// children it waited for, and this wrapper itself only waits.
+func runMeasured(args []string, out string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	sig := make(chan os.Signal, 1)
@@ -381,18 +405,6 @@ func runMeasured(args []string, store, out string) error {
 	st := ioStats{}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		st.WriteBytes = int64(ru.Oublock) * 512
-	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if fi, err := os.Stat(store + suffix); err == nil {
-			st.StoreBytes += fi.Size()
-			if suffix == "-wal" {
-				st.WALBytes = fi.Size()
-			}
-		}
-	}
-	var jerr error
-	if st.Deposits, st.DepositBytes, jerr = deposited(store); jerr != nil {
-		return fmt.Errorf("reading the store: %w", jerr)
 	}
 	b, jerr := json.Marshal(st)
 	if jerr == nil {

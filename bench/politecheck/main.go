@@ -134,8 +134,19 @@ func table(args []string) error {
 	crawlDelaySecs := fs.String("crawl-delay-seconds", "2", "politecheck's -crawl-delay-seconds: the Crawl-delay those sites ask for (2, as on the outside benchmark's web)")
 	only := fs.String("crawlers", "", "run only the crawlers whose names contain one of these comma-separated words (default: all)")
 	profile := fs.String("profile", "", "build politecrawl with CPU and allocation profiling and write its profiles into this directory (ours-WEB.cpu, ours-WEB.alloc, and ours-WEB.heap, .heap.txt and .heap.goroutine near the peak of its memory)")
+	requests := fs.String("requests", "", "write every request each crawler's web received into this directory, as JSON lines (CRAWLER-WEB.jsonl: ours-300x10.jsonl, lib-…, colly-…), for timelines the table does not show")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *requests != "" {
+		abs, err := filepath.Abs(*requests)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return fmt.Errorf("-requests: %w", err)
+		}
+		*requests = abs
 	}
 	tmp, err := os.MkdirTemp("", "politecheck-bench-")
 	if err != nil {
@@ -189,7 +200,11 @@ func table(args []string) error {
 	runOne := func(hosts, articles string, cmd []string, env []string) (*result, error) {
 		args := []string{"-json", "-q", "-hosts", hosts, "-articles", articles, "-latency", "20ms-200ms",
 			"-rude", *rude, "-disallow", *disallow, "-crawl-delay", *crawlDelay, "-crawl-delay-seconds", *crawlDelaySecs, "-page-kb", *pageKB, "-seed", *seed,
-			"-interval", "1s", "-max-conns", "1", "-timeout", timeout.String(), "--"}
+			"-interval", "1s", "-max-conns", "1", "-timeout", timeout.String()}
+		if *requests != "" {
+			args = append(args, "-requests", filepath.Join(*requests, cmd[1]+"-"+hosts+"x"+articles+".jsonl"))
+		}
+		args = append(args, "--")
 		var out bytes.Buffer
 		c := exec.Command(checker, append(args, cmd...)...)
 		c.Stdout, c.Stderr, c.Env = &out, os.Stderr, append(os.Environ(), env...)
@@ -227,11 +242,13 @@ func table(args []string) error {
 				continue
 			}
 			var env []string
-			ioFile := ""
+			ioFile, store := "", ""
 			if e.cmd[1] == "ours" || e.cmd[1] == "ours-images" {
-				ioFile = filepath.Join(tmp, "io.json")
-				os.Remove(ioFile)
-				env = append(env, "POLITECHECK_BENCH_IO="+ioFile)
+				ioFile, store = filepath.Join(tmp, "io.json"), filepath.Join(tmp, e.cmd[1]+".db")
+				for _, f := range []string{ioFile, store, store + "-wal", store + "-shm"} {
+					os.Remove(f)
+				}
+				env = append(env, "POLITECHECK_BENCH_IO="+ioFile, "POLITECHECK_BENCH_STORE="+store)
 				if *profile != "" {
 					name := filepath.Join(*profile, e.cmd[1]+"-"+strings.TrimSpace(w))
 					env = append(env, "POLITECRAWL_CPUPROFILE="+name+".cpu", "POLITECRAWL_ALLOCPROFILE="+name+".alloc", "POLITECRAWL_HEAPPROFILE="+name+".heap")
@@ -245,7 +262,7 @@ func table(args []string) error {
 			if ioFile != "" {
 				disk = "?"
 				var st ioStats
-				if b, err := os.ReadFile(ioFile); err == nil && json.Unmarshal(b, &st) == nil && st.DepositBytes > 0 {
+				if b, err := os.ReadFile(ioFile); err == nil && json.Unmarshal(b, &st) == nil && st.readStore(store) == nil && st.DepositBytes > 0 {
 					disk = fmt.Sprintf("%.1f MB (%.1f MB) / %.2f MB in %d deposits = %.2f×", float64(st.WriteBytes)/1e6, float64(st.StoreBytes)/1e6,
 						float64(st.DepositBytes)/1e6, st.Deposits, float64(st.WriteBytes)/float64(st.DepositBytes))
 				}

@@ -146,13 +146,15 @@ func TestPolitecheckOursOnARudeWeb(t *testing.T) {
 }
 
 // With POLITECHECK_BENCH_IO the wrapper runs politecrawl as its child and
-// writes what it wrote to disk beside what it deposited; politecheck still
-// certifies the run.
+// writes what it wrote to disk; with POLITECHECK_BENCH_STORE the store is
+// left where the table reads what was deposited, after politecheck is done;
+// politecheck still certifies the run.
 func TestPolitecheckMeasuresOursWrites(t *testing.T) {
 	t.Parallel()
 	crawl := binary(t, "./examples/politecrawl")
-	out := filepath.Join(t.TempDir(), "io.json")
-	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl, "POLITECHECK_BENCH_IO=" + out},
+	dir := t.TempDir()
+	out, store := filepath.Join(dir, "io.json"), filepath.Join(dir, "ours.db")
+	code, r := checkCrawler(t, "ours", []string{"POLITECHECK_BENCH_POLITECRAWL=" + crawl, "POLITECHECK_BENCH_IO=" + out, "POLITECHECK_BENCH_STORE=" + store},
 		"-hosts", "3", "-articles", "2", "-latency", "0-5ms")
 	if code != 0 || r.Pages.Fetched != r.Pages.Expected || r.Pages.Expected == 0 {
 		t.Errorf("exit %d (crawler %d), violations %v, pages %+v", code, r.Crawler.ExitCode, r.ByRule, r.Pages)
@@ -163,6 +165,9 @@ func TestPolitecheckMeasuresOursWrites(t *testing.T) {
 	}
 	var st ioStats
 	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.readStore(store); err != nil {
 		t.Fatal(err)
 	}
 	if st.Deposits != int64(r.Pages.Expected) || st.DepositBytes <= 0 || st.StoreBytes <= 0 || st.WriteBytes <= 0 {
