@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,6 +64,10 @@ func runCrawl(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("crawl: %w", err)
 		}
 	}
+	// The system's roots (tens of milliseconds to read), while the
+	// configuration is parsed and the store opened: every first TLS
+	// handshake waits for them otherwise, and -ca adds to them.
+	go x509.SystemCertPool()
 	cfg, err := LoadConfig(*configPath)
 	if err != nil {
 		return err
