@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -587,8 +588,22 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 }
 
 // fieldsOf maps a struct's keys (json tag names; untagged exported fields by
-// their lower-case name) to their field indexes.
+// their lower-case name) to their field indexes. The map is made once per
+// type (a configuration decodes the same few types for every source) and
+// must not be changed.
 func fieldsOf(t reflect.Type) map[string][]int {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string][]int)
+	}
+	m := fieldsOfType(t)
+	fieldCache.Store(t, m)
+	return m
+}
+
+// fieldCache holds fieldsOf's maps: reflect.Type → map[string][]int.
+var fieldCache sync.Map
+
+func fieldsOfType(t reflect.Type) map[string][]int {
 	m := map[string][]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)

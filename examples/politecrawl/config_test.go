@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -214,5 +215,28 @@ func TestConfig_D3_IdentityErrors(t *testing.T) {
 	spaced := strings.Replace(minimalConfig, "name: TestBot", "name: Test Bot", 1)
 	if _, err := ParseConfig("c.yaml", []byte(spaced)); err == nil || !strings.Contains(err.Error(), "c.yaml:2: crawler.name: cannot go in a User-Agent") {
 		t.Errorf("a name with a space: %v", err)
+	}
+}
+
+// BenchmarkParseConfig parses and checks a configuration of 300 sources,
+// one feed and one admitted host each (the shape politecheck's bench
+// writes), as a crawl does before its first request.
+//
+//	go test -run='^$' -bench=ParseConfig -benchmem ./examples/politecrawl/
+func BenchmarkParseConfig(b *testing.B) {
+	var y strings.Builder
+	y.WriteString("crawler:\n  name: BenchCrawler\n  version: \"1\"\n  info_url: https://politefetch.example/bench\n  contact: \"\"\n")
+	y.WriteString("policy:\n  preset: strict-news\n  interval: 1s\n  robots_ttl: 1h\ncrawl:\n  share_images: skip\nsources:\n")
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&y, "  - id: src-%d\n    name: Source %d\n    category: World\n    trigger:\n      feeds: [https://news-%d.example/feed.xml]\n"+
+			"    admitted: [news-%d.example]\n    full_text: true\n    read:\n      method: page\n    active: true\n", i, i, i, i)
+	}
+	data := []byte(y.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := ParseConfig("bench.yaml", data)
+		if err != nil || len(c.Sources) != 300 {
+			b.Fatal(err)
+		}
 	}
 }
