@@ -262,7 +262,16 @@ func table(args []string) error {
 			if ioFile != "" {
 				disk = "?"
 				var st ioStats
-				if b, err := os.ReadFile(ioFile); err == nil && json.Unmarshal(b, &st) == nil && st.readStore(store) == nil && st.DepositBytes > 0 {
+				b, err := os.ReadFile(ioFile)
+				if err == nil {
+					err = json.Unmarshal(b, &st)
+				}
+				if err == nil {
+					err = st.readStore(store)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "%s on %s: what it wrote and deposited: %v\n", e.name, w, err)
+				} else if st.DepositBytes > 0 {
 					disk = fmt.Sprintf("%.1f MB (%.1f MB) / %.2f MB in %d deposits = %.2f×", float64(st.WriteBytes)/1e6, float64(st.StoreBytes)/1e6,
 						float64(st.DepositBytes)/1e6, st.Deposits, float64(st.WriteBytes)/float64(st.DepositBytes))
 				}
