@@ -193,6 +193,7 @@ type Crawler struct {
 	counts  counts
 
 	starting chan struct{} // the turns of passes starting (Starting)
+	renewals renewer       // the running passes' leases
 }
 
 func (c *Crawler) init() error {

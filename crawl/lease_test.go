@@ -133,3 +133,129 @@ func TestCrawler_V7_DeadWorkersSourcesResumeWithinOneTTL(t *testing.T) {
 		t.Fatalf("pass %+v, want the article read once the lease expired at t0+%v", r, DefaultLeaseTTL)
 	}
 }
+
+// A pass that outlives its lease's TTL keeps the lease by renewing it every
+// third of the TTL, and reads every article (V7: the lease is what keeps
+// two passes of one source apart, so it must hold for as long as the pass
+// runs). The clock moves 25 s at each deposit, and the queues of one hold
+// the reader back behind the depositor: past the 60 s TTL by the third
+// deposit, where a pass that did not renew would stop reading.
+func TestCrawler_V7_ALongPassRenewsItsLease(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("renewed.example")
+	for range 12 {
+		s.AddArticle(politetest.Article{})
+	}
+	clk := clock.NewManual(t0)
+	st := &renewWatch{renewed: make(chan error, 16)}
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, Vault, testInterval)), Clock: clk, State: st,
+		Sources: []Source{siteSource(s.Name(), Vault, false)}, Owner: "a", LeaseTTL: time.Minute,
+		QueueSize: 1, Extractors: 1} // the reader at most 4 + hostReaders articles ahead of the depositor
+	renewals := 0
+	c.OnEvent = func(e Event) {
+		if e.Kind != EventDeposited {
+			return
+		}
+		clk.Advance(25 * time.Second)
+		select {
+		case err := <-st.renewed:
+			if err != nil {
+				t.Errorf("renewal at %v: %v", clk.Now().Sub(t0), err)
+			}
+			renewals++
+		case <-time.After(10 * time.Second):
+			t.Errorf("no renewal within 10 s of the clock passing a third of the TTL (%v)", clk.Now().Sub(t0))
+		}
+	}
+	rep, err := c.Pass(context.Background(), s.Name())
+	if err != nil || rep.Deposited != 12 {
+		t.Fatalf("pass over 300 s of a 60 s lease: %v, %+v", err, rep)
+	}
+	if renewals != 12 {
+		t.Fatalf("%d renewals, want one per 25 s step", renewals)
+	}
+	// The lease was released at the pass's end: another owner takes it.
+	if _, err := st.AcquireLease(context.Background(), s.Name(), "b", clk.Now(), time.Minute); err != nil {
+		t.Fatalf("the lease after the pass: %v", err)
+	}
+}
+
+// A renewal refused, because another owner holds the lease now, ends the
+// pass with ErrLeaseLost although the pass's own lease has not yet run out
+// by its clock, and leaves the other owner's lease alone (V7).
+func TestCrawler_V7_ARefusedRenewalEndsThePass(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("taken.example")
+	for range 20 {
+		s.AddArticle(politetest.Article{})
+	}
+	clk := clock.NewManual(t0)
+	st := &renewWatch{renewed: make(chan error, 16)}
+	c := &Crawler{Client: newClient(t, web, testPolicy(t, Vault, testInterval)), Clock: clk, State: st,
+		Sources: []Source{siteSource(s.Name(), Vault, false)}, Owner: "a", LeaseTTL: time.Minute}
+	var lost []Event
+	var mu sync.Mutex
+	taken := false
+	c.OnEvent = func(e Event) {
+		switch e.Kind {
+		case EventLeaseLost:
+			mu.Lock()
+			lost = append(lost, e)
+			mu.Unlock()
+		case EventDeposited:
+			if taken {
+				return
+			}
+			taken = true
+			// An operator hands the source to b: a's lease released in
+			// its name, b's acquired.
+			if err := st.ReleaseLease(context.Background(), s.Name(), "a"); err != nil {
+				t.Error(err)
+			}
+			if _, err := st.AcquireLease(context.Background(), s.Name(), "b", clk.Now(), time.Hour); err != nil {
+				t.Error(err)
+			}
+			clk.Advance(25 * time.Second) // a third of a's TTL: its renewal is due, its lease still holds
+			select {
+			case err := <-st.renewed:
+				if !errors.Is(err, ErrLeaseLost) {
+					t.Errorf("a's renewal: %v, want ErrLeaseLost", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("no renewal within 10 s of the clock passing a third of the TTL")
+			}
+		}
+	}
+	rep, err := c.Pass(context.Background(), s.Name())
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("a's pass ended with %v, want ErrLeaseLost", err)
+	}
+	if rep.Deposited >= 20 {
+		t.Fatalf("a's pass went on after its renewal was refused: %+v", rep)
+	}
+	mu.Lock()
+	if len(lost) == 0 || !errors.Is(lost[0].Err, ErrLeaseLost) {
+		t.Fatalf("lease-lost events %+v, want the renewal's first", lost)
+	}
+	mu.Unlock()
+	l, err := st.RenewLease(context.Background(), s.Name(), "b", clk.Now(), time.Hour)
+	if err != nil || l.Owner != "b" {
+		t.Fatalf("a's pass ending released b's lease: %+v, %v", l, err)
+	}
+}
+
+// renewWatch is a MemoryState that reports the outcome of each renewal.
+type renewWatch struct {
+	MemoryState
+	renewed chan error
+}
+
+func (w *renewWatch) RenewLease(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (Lease, error) {
+	l, err := w.MemoryState.RenewLease(ctx, source, owner, now, ttl)
+	if owner == "a" {
+		w.renewed <- err
+	}
+	return l, err
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/extract"
@@ -85,14 +86,17 @@ type passMode struct {
 //     only the excerpt may be kept;
 //   - fetch: one reader per host (hostReaders), alive while its queue
 //     lasts, reading each article once;
-//   - extract: up to Extractors articles at once turned into articles from
-//     what was read, each on a goroutine of its own, and handed to the
-//     image stage (images.go);
-//   - deposit: one depositor settling each article in turn.
+//   - extract: up to Extractors extractors turning what was read into
+//     articles and handing each to the image stage (images.go); one is
+//     started when a job arrives in extractQ and none is idle, and each
+//     ends once extractQ is empty;
+//   - deposit: one depositor, the pass's own goroutine, settling each
+//     article in turn.
 //
 // Bounded queues join the stages, so a slow stage holds the ones before it
-// back. The schedule stage closes extractQ once it and every reader are
-// done; the extract stage closes depositQ once it and the image checks are.
+// back. No stage keeps a goroutine waiting for work that has not come: the
+// last of the schedule stage and the readers to end closes extractQ and,
+// once the extractors and the image checks are through, depositQ (leave).
 type pass struct {
 	c    *Crawler
 	src  *Source
@@ -100,7 +104,10 @@ type pass struct {
 	rep  *PassReport
 	num  uint64 // the lease's pass number
 	ttl  time.Duration
+	ctx  context.Context // the pass's: ends with it, or when its lease is lost
 	held *heldLease
+
+	renewal renewal // the Crawler's renewer's
 
 	maxReads, maxFailures, hostQ, nex int
 
@@ -112,7 +119,12 @@ type pass struct {
 	depositQ chan *job // extracted, waiting for the depositor
 	stages   *passStages
 	images   *imageStage
-	readers  errgroup.Group // the fetch stage's goroutines
+	live     atomic.Int64 // the schedule stage and the readers at work (leave)
+
+	// The extract stage's.
+	exMu sync.Mutex
+	exN  int // extractors running
+	exWG sync.WaitGroup
 
 	// The schedule stage's alone.
 	hosts   map[string]*hostQueue
@@ -142,10 +154,12 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 	c.running[src.ID] = run
 	active := c.sources[src.ID].Active
 	c.mu.Unlock()
-	var renew sync.WaitGroup
+	var p *pass
 	defer func() {
 		cancel()
-		renew.Wait()
+		if p != nil {
+			c.renewals.remove(p)
+		}
 		_ = c.state.ReleaseLease(context.WithoutCancel(ctx), src.ID, c.owner)
 		c.mu.Lock()
 		delete(c.running, src.ID)
@@ -156,12 +170,12 @@ func (c *Crawler) pass(ctx context.Context, src Source, mode passMode) (*PassRep
 		rep.Err = fmt.Errorf("%w: %s", ErrInactive, src.ID)
 		return rep, rep.Err
 	}
-	p := &pass{
-		c: c, src: &src, mode: mode, rep: rep, num: lease.Pass, ttl: ttl,
+	p = &pass{
+		c: c, src: &src, mode: mode, rep: rep, num: lease.Pass, ttl: ttl, ctx: pctx,
 		held:     &heldLease{expires: lease.Expires, cancel: cancel},
 		maxReads: maxReads, maxFailures: maxFailures, hostQ: hostQ, nex: nex,
 	}
-	renew.Go(func() { p.renew(pctx) })
+	c.renewals.add(c, p)
 	c.emit(Event{Kind: EventPassStarted, Source: src.ID, Count: int(lease.Pass)})
 	return c.endPass(rep, p.run(ctx, pctx, started))
 }
@@ -185,36 +199,6 @@ func (c *Crawler) acquire(ctx context.Context, id string, now time.Time, ttl tim
 	}
 	c.emit(Event{Kind: EventLeaseTakenOver, Source: id, Reason: "its owner's process is gone: " + le.Held.Owner})
 	return l, nil
-}
-
-// renew renews the pass's lease every third of its TTL until ctx (the
-// pass's) ends. A renewal refused (ErrLeaseLost) ends the pass before its
-// next request: never two passes of one source at once. A State that did
-// not answer is asked again at the next third while the lease still holds;
-// the readers stop by themselves once it has run out (heldLease.valid).
-func (p *pass) renew(ctx context.Context) {
-	c := p.c
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.clk.After(p.ttl / 3):
-		}
-		l, err := c.state.RenewLease(ctx, p.src.ID, c.owner, c.clk.Now(), p.ttl)
-		switch {
-		case err == nil:
-			p.held.renewed(l.Expires)
-			continue
-		case ctx.Err() != nil:
-			return
-		case !errors.Is(err, ErrLeaseLost) && p.held.valid(c.clk.Now()):
-			c.emit(Event{Kind: EventStoreError, Source: p.src.ID, Err: err})
-			continue
-		}
-		c.emit(Event{Kind: EventLeaseLost, Source: p.src.ID, Err: err})
-		p.held.cancel()
-		return
-	}
 }
 
 // run reads what is due of the source's lists, then its articles. ctx is
@@ -381,8 +365,8 @@ func (p *pass) readArticles(ctx context.Context, announce func(add func(RefState
 	// readers at their next article, and the depositor drains what is
 	// under way. The depositor is this goroutine.
 	g, gctx := errgroup.WithContext(stop)
+	p.live.Store(1) // the schedule stage
 	g.Go(func() error { return p.schedule(ctx, gctx, announce) })
-	g.Go(func() error { p.extract(); return nil })
 	err := p.deposit(ctx)
 	if gerr := g.Wait(); err == nil {
 		err = gerr
@@ -392,13 +376,12 @@ func (p *pass) readArticles(ctx context.Context, announce func(add func(RefState
 
 // schedule is the schedule stage: it queues the references announce gives
 // (the trigger's, as they are recorded) and then every pending one the State
-// holds, waits for the fetch stage to read them, and closes extractQ. ctx is
-// the pass's, for the State; stop ends when the pass stops. It returns the
-// State's error if it could not list the pending references or record the
-// embargo; what was queued is read all the same.
+// holds, and closes the hosts' queues, whose readers end once they have
+// read them. ctx is the pass's, for the State; stop ends when the pass
+// stops. It returns the State's error if it could not list the pending
+// references or record the embargo; what was queued is read all the same.
 func (p *pass) schedule(ctx, stop context.Context, announce func(add func(RefState))) error {
-	defer close(p.extractQ)
-	defer p.readers.Wait()
+	defer p.leave()
 	defer func() {
 		for _, hq := range p.hosts {
 			hq.close()
@@ -443,10 +426,7 @@ func (p *pass) add(stop context.Context, r RefState) {
 	j := &job{ref: r, url: articleURL(src, r)}
 	if !src.FullText {
 		j.excerpt = true // excerpt-only: no read
-		select {
-		case p.extractQ <- j:
-		case <-stop.Done():
-		}
+		p.toExtract(stop, j)
 		return
 	}
 	j.host = hostOf(j.url)
@@ -464,7 +444,11 @@ func (p *pass) add(stop context.Context, r RefState) {
 		ps.waiting.Add(1)
 		hq.add(j)
 		for range hostReaders {
-			p.readers.Go(func() error { p.fetch(stop, j.host, hq); return nil })
+			p.live.Add(1)
+			go func() {
+				defer p.leave()
+				p.fetch(stop, j.host, hq)
+			}()
 		}
 		return
 	}
@@ -507,41 +491,68 @@ func (p *pass) fetch(stop context.Context, h string, hq *hostQueue) {
 		if j.cooldown {
 			hq.stop()
 		}
-		select {
-		case p.extractQ <- j:
-		case <-stop.Done():
+		if !p.toExtract(stop, j) {
 			hq.stop()
 			return
 		}
 	}
 }
 
-// extract is the extract stage: it takes the next job from extractQ once
-// one of the pass's Extractors slots is free, and extracts it on a
-// goroutine of its own, which hands it to the image stage, which sends it
-// on to the depositor, and then frees the slot. A job is taken only when a
-// slot is free, so what waits for an extractor waits in extractQ. The
-// goroutine lives only while its article is on its way: a pass waiting for
-// its next read keeps no extractor's stack, which parsing a page grows. It
-// closes depositQ once every job is through.
-func (p *pass) extract() {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, p.nex)
-	for {
-		slots <- struct{}{}
-		j, ok := <-p.extractQ
-		if !ok {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.c.extract(p.src, j)
-			p.images.send(p.c, p.src, j)
-			<-slots
-		}()
+// toExtract queues j for the extract stage, starting an extractor when
+// fewer than Extractors run; false if the pass stopped first.
+func (p *pass) toExtract(stop context.Context, j *job) bool {
+	select {
+	case p.extractQ <- j:
+	case <-stop.Done():
+		return false
 	}
-	wg.Wait()
+	p.exMu.Lock()
+	if p.exN < p.nex && len(p.extractQ) > 0 {
+		p.exN++
+		p.exWG.Add(1)
+		go p.extractor()
+	}
+	p.exMu.Unlock()
+	return true
+}
+
+// extractor is one of the extract stage's: it extracts the jobs in
+// extractQ in turn, handing each to the image stage, which sends it on to
+// the depositor, and ends once extractQ is empty. A job is taken only by an
+// extractor free to work on it, so what waits for one waits in extractQ;
+// and a pass waiting for its next read keeps no extractor's stack, which
+// parsing a page grows. A job queued after an extractor found the queue
+// empty finds its count lowered, so toExtract starts another.
+func (p *pass) extractor() {
+	defer p.exWG.Done()
+	for {
+		var j *job
+		p.exMu.Lock()
+		select {
+		case j = <-p.extractQ: // nil once closed and drained
+		default:
+		}
+		if j == nil {
+			p.exN--
+			p.exMu.Unlock()
+			return
+		}
+		p.exMu.Unlock()
+		p.c.extract(p.src, j)
+		p.images.send(p.c, p.src, j)
+	}
+}
+
+// leave is called as the schedule stage and each reader end. The last to
+// end, when nothing more can be queued for extraction, closes extractQ,
+// waits for the extractors and the image checks, and closes depositQ,
+// which ends the depositor once it has settled the rest.
+func (p *pass) leave() {
+	if p.live.Add(-1) > 0 {
+		return
+	}
+	close(p.extractQ)
+	p.exWG.Wait()
 	p.images.wait()
 	close(p.depositQ)
 }
