@@ -26,6 +26,8 @@ type renewer struct {
 	n       int        // passes registered, queued or being renewed
 	running bool       // the waiting goroutine is alive
 	wake    chan struct{}
+	stop    chan struct{} // closed to end the waiting goroutine
+	exited  chan struct{} // closed once it has ended
 }
 
 // renewal is what the renewer knows of one pass. Its fields are guarded by
@@ -48,12 +50,15 @@ func (r *renewer) add(c *Crawler, p *pass) {
 	r.push(p, c.clk.Now().Add(p.ttl/3))
 	if !r.running {
 		r.running = true
-		go r.loop(c)
+		r.stop, r.exited = make(chan struct{}), make(chan struct{})
+		go r.loop(c, r.stop, r.exited)
 	}
 }
 
 // remove deregisters p and returns once no renewal of its lease is under
-// way, so that what follows (the lease's release) comes after the last one.
+// way, so that what follows (the lease's release) comes after the last one,
+// and, when p was the last pass, once the waiting goroutine has ended: a
+// Crawler keeps no goroutine outside its method calls.
 func (r *renewer) remove(p *pass) {
 	r.mu.Lock()
 	p.renewal.gone = true
@@ -61,11 +66,16 @@ func (r *renewer) remove(p *pass) {
 		heap.Remove(&r.queue, p.renewal.idx)
 	}
 	r.n--
+	var exited chan struct{}
 	if r.n == 0 {
-		r.poke() // so that the waiting goroutine ends
+		close(r.stop)
+		exited, r.running = r.exited, false
 	}
 	r.mu.Unlock()
 	p.renewal.busy.Wait()
+	if exited != nil {
+		<-exited
+	}
 }
 
 // push queues p's next renewal at at, waking the waiting goroutine when it
@@ -87,14 +97,17 @@ func (r *renewer) poke() {
 	}
 }
 
-// loop starts each renewal as it falls due, until no pass is registered.
-func (r *renewer) loop(c *Crawler) {
+// loop starts each renewal as it falls due, until stop is closed (no pass
+// is registered any more).
+func (r *renewer) loop(c *Crawler, stop, exited chan struct{}) {
+	defer close(exited)
 	for {
 		r.mu.Lock()
-		if r.n == 0 {
-			r.running = false
+		select {
+		case <-stop:
 			r.mu.Unlock()
 			return
+		default:
 		}
 		now := c.clk.Now()
 		for len(r.queue) > 0 && !r.queue[0].renewal.at.After(now) {
@@ -114,6 +127,8 @@ func (r *renewer) loop(c *Crawler) {
 		select {
 		case <-due:
 		case <-r.wake:
+		case <-stop:
+			return
 		}
 	}
 }

@@ -32,6 +32,11 @@ const (
 	DefaultRobotsRetain    = 24 * time.Hour
 	DefaultScheduleRetain  = time.Hour
 	DefaultCacheKiB        = 2048
+	// ReaderCacheKiB bounds each reading connection's page cache. In WAL
+	// mode SQLite empties a reader's cache whenever another connection has
+	// committed since its last read, so while this process writes, a
+	// reader's cache holds little more than one read's pages.
+	ReaderCacheKiB = 256
 	// DefaultTurnGrace is how late a waiting claim may ask again and keep
 	// its turn (see [Schedule]).
 	DefaultTurnGrace = 250 * time.Millisecond
@@ -77,8 +82,9 @@ type Options struct {
 	// to its last checkpoint, the deposits and the crawl state that
 	// recorded them together (see the package doc).
 	SyncDeposits bool
-	// CacheKiB bounds the page cache of each connection (PRAGMA
-	// cache_size), in KiB; 0 means DefaultCacheKiB.
+	// CacheKiB bounds the page cache of the writing connection (PRAGMA
+	// cache_size), in KiB; 0 means DefaultCacheKiB. Each reading
+	// connection's is the smaller of it and ReaderCacheKiB.
 	CacheKiB int
 	// TurnGrace is how late after the wait it was told a waiting claim may
 	// ask the [Schedule] again and keep its turn; a waiter that gave up
@@ -185,7 +191,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		w.SetConnMaxLifetime(0)
 		return w, nil
 	}
-	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)", cache}}
+	rq := url.Values{"_pragma": {"busy_timeout(" + busy + ")", "query_only(1)", fmt.Sprintf("cache_size(-%d)", min(opt.CacheKiB, ReaderCacheKiB))}}
 	var err error
 	if db.w, err = writer(newFilePageSize); err != nil {
 		return nil, err

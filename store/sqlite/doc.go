@@ -63,7 +63,8 @@
 // is not bound by one commit per deposit. A call whose write would change
 // nothing reads instead: a reference seen again as it stands, a success
 // that leaves a pass's failure count at zero, a ledger Update that keeps the
-// record. Each connection's page cache is bounded ([Options].CacheKiB).
+// record. Each connection's page cache is bounded ([Options].CacheKiB,
+// [ReaderCacheKiB]).
 //
 // # Expiry
 //

@@ -38,3 +38,29 @@ func TestOpen_PageSizeAndCheckpoint(t *testing.T) {
 		t.Errorf("8 KiB file: page_size %d, wal_autocheckpoint %d; want 8192, %d", ps, ac, walCheckpointBytes/8192)
 	}
 }
+
+// The writer's page cache is CacheKiB; each reader's at most ReaderCacheKiB,
+// or CacheKiB when that is smaller.
+func TestOpen_ReaderCacheBounded(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct{ opt, writer, reader int }{
+		{0, DefaultCacheKiB, ReaderCacheKiB},
+		{128, 128, 128},
+	} {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"), &Options{SweepEvery: -1, CacheKiB: tc.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w, r int
+		if err := db.w.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.r.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if w != -tc.writer || r != -tc.reader {
+			t.Errorf("CacheKiB %d: writer cache_size %d, reader %d; want %d and %d", tc.opt, w, r, -tc.writer, -tc.reader)
+		}
+	}
+}
