@@ -151,3 +151,59 @@ func BenchmarkStatePerFetch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLedgerCheck is the refusal ledger's Check of a host with no
+// record, as the fetch chain makes one before every request, while another
+// goroutine commits a write every 200 µs (as a crawl's deposits and state
+// do, each commit emptying the readers' page caches): from the file every
+// time (shared), and under the DB's hold on the schedule (held), where
+// only the host's first Check reads the file.
+func BenchmarkLedgerCheck(b *testing.B) {
+	for _, held := range []bool{false, true} {
+		name := "shared"
+		if held {
+			name = "held"
+		}
+		b.Run(name, func(b *testing.B) {
+			db := openTest(b, nil)
+			if held {
+				h, err := db.HoldSchedule(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer h.Close()
+			}
+			ledger := &backoff.Ledger{Store: db.Ledger()}
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+					if err := db.Validators().Put(context.Background(), fmt.Sprintf("https://w%d.example/feed", i%64), fetch.Validator{ETag: fmt.Sprint(i)}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+			hosts := make([]string, 300)
+			for i := range hosts {
+				hosts[i] = fmt.Sprintf("news-%d.example", i)
+			}
+			now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if d := ledger.Check(context.Background(), hosts[i%len(hosts)], backoff.Article, now); !d.Allowed {
+					b.Fatalf("%+v", d)
+				}
+			}
+			b.StopTimer()
+			close(stop)
+			<-done
+		})
+	}
+}

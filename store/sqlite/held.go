@@ -8,8 +8,10 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/politefetch/politefetch/backoff"
 	"github.com/politefetch/politefetch/fetch"
 )
 
@@ -20,8 +22,10 @@ const holdTTL = 2 * time.Minute
 
 // HeldSchedule is the file's pacing schedule ([fetch.Schedule]) held by one
 // process: while it holds the file, its claims are decided in memory (a
-// [fetch.MemorySchedule]), with nothing written per request, and every
-// other process's claims through [DB.Schedule] wait until the hold ends; a
+// [fetch.MemorySchedule]), with nothing written per request, the refusal
+// ledger's records are read from the file once per host ([LedgerStore.Get]),
+// and every other process's claims through [DB.Schedule] wait until the
+// hold ends; a
 // second hold is refused with [ErrHeld]. Take it with [DB.HoldSchedule]
 // where one process crawls from the file, as politecrawl does; processes
 // that crawl side by side from one file share [DB.Schedule] instead.
@@ -51,6 +55,75 @@ type HeldSchedule struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+
+	ended  atomic.Bool // s.err is set: the ledger's records are read from the file again
+	ledger heldLedger
+}
+
+// heldLedger holds the file's refusal-ledger records ([LedgerStore]) as
+// read or left by this process while its hold lives. No other process makes
+// a request from the file meanwhile (its claims wait for the hold's end,
+// and the hold is not taken while one has a request in flight), so none
+// records a refusal in it, and a record read once stays true until this
+// process's own Update or sweep, which forgets it. A read of the file that
+// began before a forget is not kept (gen). At most maxHeldLedger records
+// are kept; past that the cache starts again empty.
+type heldLedger struct {
+	mu   sync.Mutex
+	gen  uint64 // counts forgets
+	recs map[string]ledgerRec
+}
+
+type ledgerRec struct {
+	st backoff.State
+	ok bool // a record exists
+}
+
+// maxHeldLedger bounds the records a hold keeps in memory (about 150 bytes
+// each).
+const maxHeldLedger = 1 << 16
+
+// ledgerGet returns key's record as the hold knows it (hit), or the
+// generation a read of the file must be kept under (see ledgerKeep); live
+// is false once the hold has ended or was lost.
+func (s *HeldSchedule) ledgerGet(key string) (rec ledgerRec, hit bool, gen uint64, live bool) {
+	if s.ended.Load() {
+		return ledgerRec{}, false, 0, false
+	}
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec, hit = l.recs[key]
+	return rec, hit, l.gen, true
+}
+
+// ledgerKeep keeps rec, read from the file under gen, unless a forget came
+// between.
+func (s *HeldSchedule) ledgerKeep(key string, gen uint64, rec ledgerRec) {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gen != gen {
+		return
+	}
+	if l.recs == nil || len(l.recs) >= maxHeldLedger {
+		l.recs = make(map[string]ledgerRec)
+	}
+	l.recs[key] = rec
+}
+
+// ledgerForget drops key's record (every record when key is ""): this
+// process has changed it in the file, or may have.
+func (s *HeldSchedule) ledgerForget(key string) {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+	if key == "" {
+		clear(l.recs)
+	} else {
+		delete(l.recs, key)
+	}
 }
 
 // heldKey is what a hold knows of a host beyond its memory schedule.
@@ -275,6 +348,7 @@ func (s *HeldSchedule) renew(ctx context.Context, until int64) error {
 	defer s.mu.Unlock()
 	if !held {
 		s.err = &Error{Op: "schedule hold", Key: s.db.path, Kind: ErrHeld, Err: errHoldLost}
+		s.ended.Store(true)
 		return s.err
 	}
 	s.expires = max(s.expires, expires)
@@ -326,6 +400,7 @@ func (s *HeldSchedule) Close() error {
 		if !lost {
 			s.err = &Error{Op: "schedule hold", Key: s.db.path, Kind: ErrClosed, Err: errHoldReleased}
 		}
+		s.ended.Store(true)
 		s.mu.Unlock()
 		if !lost {
 			err = s.releaseRow(context.Background())

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politefetch/politefetch/backoff"
+	"github.com/politefetch/politefetch/backoff/backofftest"
 	"github.com/politefetch/politefetch/fetch"
 	"github.com/politefetch/politefetch/fetch/fetchtest"
 	"github.com/politefetch/politefetch/internal/clock"
@@ -297,4 +299,85 @@ func TestHeldSchedule_HolderUnknownToThePlatform(t *testing.T) {
 	if _, ok, err := b.Schedule().Acquire(ctx, heldClaim("a.example", "two", 0)); err != nil || ok {
 		t.Fatalf("a shared claim while held: ok %v, %v; want told to wait", ok, err)
 	}
+}
+
+// TestHeldSchedule_S4_LedgerReadOnceUnderTheHold: while the DB holds the
+// file's schedule, a host's ledger record is read from the file once and
+// then from memory (a row written behind the store's back is not seen),
+// yet a refusal this process records is seen by the very next Check, a
+// sweep's deletion too, and once the hold ends every Get reads the file
+// again.
+func TestHeldSchedule_S4_LedgerReadOnceUnderTheHold(t *testing.T) {
+	db := openAt(t, filepath.Join(t.TempDir(), "held.db"), 0)
+	h := hold(t, db)
+	now := takeoverT0
+	ledger := &backoff.Ledger{Store: db.Ledger()}
+	if d := ledger.Check(ctx, "a.example", backoff.Article, now); !d.Allowed || d.Recorded {
+		t.Fatalf("a host with no record: %+v", d)
+	}
+	// Only this process writes the ledger while it holds the file; a row
+	// put there by hand stands for one it did not write, to show that the
+	// second Check did not read the file.
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO ledger (key, strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev)
+		VALUES ('a.example', 1, 2, 429, '', ?1, ?2, 0, 0, 7)`, toNS(now), toNS(now.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if d := ledger.Check(ctx, "a.example", backoff.Article, now); !d.Allowed || d.Recorded {
+		t.Fatalf("the second Check under the hold: %+v; want the first read's answer, from memory", d)
+	}
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM ledger`); err != nil {
+		t.Fatal(err)
+	}
+
+	// A refusal recorded by this process: the next Check sees it.
+	if _, err := ledger.Observe(ctx, "a.example", backoff.Outcome{Kind: backoff.Article, Status: 429, RetryAfter: "600"}, now); err != nil {
+		t.Fatal(err)
+	}
+	d := ledger.Check(ctx, "a.example", backoff.Article, now.Add(time.Second))
+	if d.Allowed || d.Reason != backoff.Cooldown || !d.Until.Equal(now.Add(600*time.Second)) {
+		t.Fatalf("the Check after a 429 with Retry-After 600: %+v; want a cool-down to %v", d, now.Add(600*time.Second))
+	}
+	// A record holding nothing, read under the hold, then deleted by the
+	// sweep: the hold forgets it too.
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO ledger (key, strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev)
+		VALUES ('c.example', 0, 2, 429, '', ?1, ?1, 0, 0, 7)`, toNS(now)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := db.Ledger().Get(ctx, "c.example"); err != nil || !ok {
+		t.Fatalf("c.example, first read under the hold: ok %v, %v", ok, err)
+	}
+	if n, err := db.Ledger().Sweep(ctx, now.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("sweep: %d deleted, %v; want 1", n, err)
+	}
+	if st, ok, err := db.Ledger().Get(ctx, "c.example"); err != nil || ok {
+		t.Fatalf("Get after the sweep: %+v, %v, %v; want no record", st, ok, err)
+	}
+
+	// The hold released: the file is read again.
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO ledger (key, strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev)
+		VALUES ('b.example', 1, 2, 429, '', ?1, ?2, 0, 0, 7)`, toNS(now), toNS(now.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := db.Ledger().Get(ctx, "b.example"); err != nil || !ok {
+		t.Fatalf("b.example, first read under the hold: ok %v, %v", ok, err)
+	}
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM ledger`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := db.Ledger().Get(ctx, "b.example"); err != nil || ok {
+		t.Fatalf("b.example after the hold's end: ok %v, %v; want the file's answer (no record)", ok, err)
+	}
+}
+
+// TestHeldSchedule_P1_LedgerConformance: the ledger store of a DB holding
+// its file's schedule passes the ledger's conformance suite.
+func TestHeldSchedule_P1_LedgerConformance(t *testing.T) {
+	backofftest.Run(t, func(t *testing.T) backoff.Store {
+		db := openTest(t, nil)
+		hold(t, db)
+		return db.Ledger()
+	})
 }

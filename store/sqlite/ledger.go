@@ -11,7 +11,8 @@ import (
 )
 
 // LedgerStore is the refusal ledger's [backoff.Store] in the DB's ledger
-// table. Get for a host with nothing against it is one indexed read; a
+// table. Get for a host with nothing against it is one indexed read (and,
+// while the DB holds the file's schedule, only the host's first Get is); a
 // Update that changes nothing writes nothing, so hosts read successfully
 // cost no write. Update is a compare-and-set on the row's revision: fn runs
 // with no lock held and, when another process or goroutine changed the
@@ -27,9 +28,29 @@ var (
 	_ backoff.Sweeper = (*LedgerStore)(nil)
 )
 
-// Get implements [backoff.Store].
+// Get implements [backoff.Store]. While the DB holds the file's schedule
+// ([DB.HoldSchedule]) a host's record is read from the file once and then
+// from memory: no other process makes a request from the file meanwhile,
+// so only this one changes the record, and its Update and Sweep forget what
+// they change.
 func (s *LedgerStore) Get(ctx context.Context, key string) (backoff.State, bool, error) {
+	h := s.db.hold.Load()
+	var gen uint64
+	live := false
+	if h != nil {
+		var rec ledgerRec
+		var hit bool
+		if rec, hit, gen, live = h.ledgerGet(key); hit {
+			if err := s.db.check("ledger get", key); err != nil {
+				return backoff.State{}, false, err
+			}
+			return rec.st, rec.ok, nil
+		}
+	}
 	st, ok, _, err := s.get(ctx, key)
+	if err == nil && live {
+		h.ledgerKeep(key, gen, ledgerRec{st: st, ok: ok})
+	}
 	return st, ok, err
 }
 
@@ -60,6 +81,9 @@ func (s *LedgerStore) get(ctx context.Context, key string) (backoff.State, bool,
 // Update implements [backoff.Store]: fn may be called more than once, and
 // only the result that was stored counts.
 func (s *LedgerStore) Update(ctx context.Context, key string, fn func(cur backoff.State, ok bool) (backoff.State, bool)) error {
+	if h := s.db.hold.Load(); h != nil {
+		defer h.ledgerForget(key) // once written: a Get that read the file before is not kept
+	}
 	for {
 		cur, ok, rev, err := s.get(ctx, key)
 		if err != nil {
@@ -123,7 +147,17 @@ func (s *LedgerStore) Sweep(ctx context.Context, now time.Time) (int, error) {
 
 // sweep deletes at most one batch.
 func (s *LedgerStore) sweep(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteBatch(ctx, "ledger sweep", s.db.stmts.ledgerSweep, toNS(now))
+	return s.db.sweepLedger(ctx, toNS(now))
+}
+
+// sweepLedger deletes at most one batch of the ledger's records holding
+// nothing at now, and has the hold forget what it knew of the ledger.
+func (db *DB) sweepLedger(ctx context.Context, now int64) (int, error) {
+	n, err := db.deleteBatch(ctx, "ledger sweep", db.stmts.ledgerSweep, now)
+	if h := db.hold.Load(); h != nil && n > 0 {
+		h.ledgerForget("")
+	}
+	return n, err
 }
 
 // toNS is t in Unix nanoseconds, 0 for the zero Time (an instant at the

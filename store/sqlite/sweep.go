@@ -29,7 +29,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time) (Swept, error) {
 	var s Swept
 	var err error
 	n := toNS(now)
-	if s.Ledger, err = db.deleteBatch(ctx, "ledger sweep", db.stmts.ledgerSweep, n); err != nil {
+	if s.Ledger, err = db.sweepLedger(ctx, n); err != nil {
 		return s, err
 	}
 	if s.Validators, err = db.deleteBatch(ctx, "validator sweep", db.stmts.valSweep, n-int64(db.opt.ValidatorRetain)); err != nil {
