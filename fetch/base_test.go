@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"context"
+	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,5 +67,39 @@ func TestTransport_D10_NoProxyFromEnvironment(t *testing.T) {
 	c := newClient(t, web, testPolicy(Vault(), time.Millisecond))
 	if res, err := c.Get(context.Background(), s.URL(a.Path)); err != nil || !res.Complete() {
 		t.Fatalf("Get with a proxy in the environment: %v", err)
+	}
+}
+
+// TestTransport_LinesLongerThanItsBuffers: the base transport's buffers
+// are small (a request's bytes, a page's first reads), and a request line
+// or a response header longer than them still goes whole: a 6 KiB query
+// arrives as sent, and a 16 KiB header (under the 64 KiB bound) comes back
+// whole with its page.
+func TestTransport_LinesLongerThanItsBuffers(t *testing.T) {
+	t.Parallel()
+	web := politetest.NewWeb(t)
+	s := web.Site("long.example")
+	long := strings.Repeat("b", 16<<10)
+	var gotQuery atomic.Value
+	s.Handle("/page", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotQuery.Store(r.URL.RawQuery)
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("X-Long", long)
+		w.Write([]byte("<p>ok</p>"))
+	}))
+	c := newClient(t, web, testPolicy(Digest(), time.Millisecond))
+	q := "q=" + strings.Repeat("a", 6<<10)
+	res, err := c.Get(context.Background(), s.URL("/page?"+q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Body) != "<p>ok</p>" {
+		t.Fatalf("body %q", res.Body)
+	}
+	if got := res.Header.Get("X-Long"); got != long {
+		t.Fatalf("the 16 KiB header came back as %d bytes", len(got))
+	}
+	if got, _ := gotQuery.Load().(string); got != q {
+		t.Fatalf("the server saw a query of %d bytes, want %d", len(got), len(q))
 	}
 }

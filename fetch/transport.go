@@ -71,7 +71,12 @@ func newBase(c baseConfig) *http.Transport {
 		IdleConnTimeout:        c.idle,
 		ResponseHeaderTimeout:  c.firstByte,
 		MaxResponseHeaderBytes: 64 << 10,
-		TLSHandshakeTimeout:    15 * time.Second,
+		// Each connection keeps a read and a write buffer for its life,
+		// an idle one too: a request fits in 1 KiB, and longer lines pass
+		// through in pieces (net/http's defaults are 4 KiB each).
+		ReadBufferSize:      2 << 10,
+		WriteBufferSize:     1 << 10,
+		TLSHandshakeTimeout: 15 * time.Second,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			// The dial is load on the host for the turn of the request it
 			// is for, which net/http may have cancelled already: the
