@@ -25,10 +25,10 @@ const holdTTL = 2 * time.Minute
 // [fetch.MemorySchedule]), with nothing written per request, the refusal
 // ledger's records are read from the file once per host ([LedgerStore.Get]),
 // and every other process's claims through [DB.Schedule] wait until the
-// hold ends; a
-// second hold is refused with [ErrHeld]. Take it with [DB.HoldSchedule]
-// where one process crawls from the file, as politecrawl does; processes
-// that crawl side by side from one file share [DB.Schedule] instead.
+// hold ends; a second hold is refused with [ErrHeld]. Take it with
+// [DB.HoldSchedule] where one process crawls from the file, as politecrawl
+// does; processes that crawl side by side from one file share [DB.Schedule]
+// instead.
 //
 // What the file knows of the hosts before the hold is kept: a host's first
 // claim waits out the latest start the file recorded for it. The hold is a

@@ -81,9 +81,13 @@ func (s *LedgerStore) get(ctx context.Context, key string) (backoff.State, bool,
 // Update implements [backoff.Store]: fn may be called more than once, and
 // only the result that was stored counts.
 func (s *LedgerStore) Update(ctx context.Context, key string, fn func(cur backoff.State, ok bool) (backoff.State, bool)) error {
-	if h := s.db.hold.Load(); h != nil {
-		defer h.ledgerForget(key) // once written: a Get that read the file before is not kept
-	}
+	// Once written (and whether or not a hold began meanwhile), the hold
+	// forgets the record, and a Get that read the file before is not kept.
+	defer func() {
+		if h := s.db.hold.Load(); h != nil {
+			h.ledgerForget(key)
+		}
+	}()
 	for {
 		cur, ok, rev, err := s.get(ctx, key)
 		if err != nil {
