@@ -65,7 +65,10 @@ type HeldSchedule struct {
 // a request from the file meanwhile (its claims wait for the hold's end,
 // and the hold is not taken while one has a request in flight), so none
 // records a refusal in it, and a record read once stays true until this
-// process's own Update or sweep, which forgets it. A read of the file that
+// process's own Update or sweep, which forgets it. The one exception is the
+// schedule's own: a request whose lease ran out before its answer came, so
+// that the hold was taken meanwhile; a refusal it brings is seen once the
+// hold ends. A read of the file that
 // began before a forget is not kept (gen). At most maxHeldLedger records
 // are kept; past that the cache starts again empty.
 type heldLedger struct {
