@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/politefetch/politefetch/backoff"
@@ -56,7 +55,6 @@ type HeldSchedule struct {
 	done chan struct{}
 	once sync.Once
 
-	ended  atomic.Bool // s.err is set: the ledger's records are read from the file again
 	ledger heldLedger
 }
 
@@ -68,13 +66,14 @@ type HeldSchedule struct {
 // process's own Update or sweep, which forgets it. The one exception is the
 // schedule's own: a request whose lease ran out before its answer came, so
 // that the hold was taken meanwhile; a refusal it brings is seen once the
-// hold ends. A read of the file that
-// began before a forget is not kept (gen). At most maxHeldLedger records
-// are kept; past that the cache starts again empty.
+// hold ends. A read of the file that began before a forget is not kept
+// (gen). At most maxHeldLedger records are kept; past that the cache starts
+// again empty. Once the hold has ended or was lost, nothing is kept.
 type heldLedger struct {
-	mu   sync.Mutex
-	gen  uint64 // counts forgets
-	recs map[string]ledgerRec
+	mu    sync.Mutex
+	gen   uint64 // counts forgets
+	recs  map[string]ledgerRec
+	ended bool // the hold's s.err is set: every Get reads the file
 }
 
 type ledgerRec struct {
@@ -90,12 +89,12 @@ const maxHeldLedger = 1 << 16
 // generation a read of the file must be kept under (see ledgerKeep); live
 // is false once the hold has ended or was lost.
 func (s *HeldSchedule) ledgerGet(key string) (rec ledgerRec, hit bool, gen uint64, live bool) {
-	if s.ended.Load() {
-		return ledgerRec{}, false, 0, false
-	}
 	l := &s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.ended {
+		return ledgerRec{}, false, 0, false
+	}
 	rec, hit = l.recs[key]
 	return rec, hit, l.gen, true
 }
@@ -106,7 +105,7 @@ func (s *HeldSchedule) ledgerKeep(key string, gen uint64, rec ledgerRec) {
 	l := &s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.gen != gen {
+	if l.gen != gen || l.ended {
 		return
 	}
 	if l.recs == nil || len(l.recs) >= maxHeldLedger {
@@ -127,6 +126,14 @@ func (s *HeldSchedule) ledgerForget(key string) {
 	} else {
 		delete(l.recs, key)
 	}
+}
+
+// ledgerEnd drops every record for good: the hold has ended or was lost.
+func (s *HeldSchedule) ledgerEnd() {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended, l.recs = true, nil
 }
 
 // heldKey is what a hold knows of a host beyond its memory schedule.
@@ -351,7 +358,7 @@ func (s *HeldSchedule) renew(ctx context.Context, until int64) error {
 	defer s.mu.Unlock()
 	if !held {
 		s.err = &Error{Op: "schedule hold", Key: s.db.path, Kind: ErrHeld, Err: errHoldLost}
-		s.ended.Store(true)
+		s.ledgerEnd()
 		return s.err
 	}
 	s.expires = max(s.expires, expires)
@@ -403,7 +410,7 @@ func (s *HeldSchedule) Close() error {
 		if !lost {
 			s.err = &Error{Op: "schedule hold", Key: s.db.path, Kind: ErrClosed, Err: errHoldReleased}
 		}
-		s.ended.Store(true)
+		s.ledgerEnd()
 		s.mu.Unlock()
 		if !lost {
 			err = s.releaseRow(context.Background())

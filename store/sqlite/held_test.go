@@ -381,3 +381,28 @@ func TestHeldSchedule_P1_LedgerConformance(t *testing.T) {
 		return db.Ledger()
 	})
 }
+
+// TestHeldSchedule_LostHoldReadsTheLedgerAgain: a hold taken over by
+// another process (still the DB's until Close) keeps no ledger record:
+// every Get reads the file again, where the new holder may record.
+func TestHeldSchedule_LostHoldReadsTheLedgerAgain(t *testing.T) {
+	db := openAt(t, filepath.Join(t.TempDir(), "held.db"), 0)
+	h := hold(t, db)
+	if _, ok, err := db.Ledger().Get(ctx, "a.example"); err != nil || ok {
+		t.Fatalf("a host with no record: ok %v, %v", ok, err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE schedule_hold SET proc = 'elsewhere'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.renew(ctx, 0); !errors.Is(err, ErrHeld) {
+		t.Fatalf("renewal of a hold taken over: %v, want ErrHeld", err)
+	}
+	// The new holder's refusal, in the file.
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO ledger (key, strikes, refused_kind, last_status, last_challenge, last_at_ns, until_ns, suspended, next_check_ns, rev)
+		VALUES ('a.example', 1, 2, 429, '', ?1, ?2, 0, 0, 7)`, toNS(takeoverT0), toNS(takeoverT0.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok, err := db.Ledger().Get(ctx, "a.example"); err != nil || !ok || st.Strikes != 1 {
+		t.Fatalf("Get after the hold was lost: %+v, ok %v, %v; want the file's record (1 strike)", st, ok, err)
+	}
+}
